@@ -1,0 +1,133 @@
+r"""FedAWE Corollary 1: the rate :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla F(\bar x^t)\|^2` against :math:`T` (log-log).
+
+Seed 000 Corollary 1, eq. (17); digest 000 §3.2, §8 item 10.  Steps :math:`\eta_l = 1/(sL\sqrt T)`,
+:math:`\eta_g = \sqrt{s\delta m}` (the digest's reading, §9), uniform-:math:`k` participation
+(:math:`\delta = \delta_{\max} = k/m`), quadratic clients with :math:`m = 10`, :math:`d = 5`, Gaussian noise
+:math:`\sigma = 0.5`, :math:`L = 1` (an upper bound on every Hessian's spectrum).  Two problems:
+
+* ``iid``: shared Hessian and identical optima (:math:`\beta = \zeta = 0`), start :math:`x^0 = \mathbf 1`;
+* ``hetero``: per-client rotated Hessians and optima :math:`u_i\sim\mathcal N(0, I)` (:math:`\beta,\zeta>0`),
+  start :math:`x^0 = 0`.
+
+Each run records every round (``every = 1``), so the time averages are exact sums over :math:`t<T`; the
+consensus error :math:`\frac1m\sum_i\|x_i^t-\bar x^t\|^2` comes from the per-client points
+(:func:`consensus_error`).  The figure overlays the fitted slope, the :math:`T^{-1/2}` reference and the
+explicit bound (Corollary 2 at Corollary 1's steps, :func:`theorylab.bounds.fedawe.corollary1_rhs`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
+from testbeds.quadratic import random_quadratic
+from theorylab.bounds.fedawe import Constants, corollary1_rhs
+from theorylab.config import RunConfig
+from theorylab.fitting import slope_with_ci
+from theorylab.mixing import uniform_k_rho
+from theorylab.plotting import pyplot, save
+from theorylab.registry import register
+
+M, DIM, SIGMA, L_BOUND = 10, 5, 0.5, 1.0
+PROBLEMS = {
+    "iid": {"name": "random_quadratic", "n_clients": M, "dim": DIM, "sigma": SIGMA, "seed": 3, "mu": 0.5, "L": 1.0,
+            "spread": 0.0, "hessians": "shared", "x0": [1.0] * DIM},
+    "hetero": {"name": "random_quadratic", "n_clients": M, "dim": DIM, "sigma": SIGMA, "seed": 3, "mu": 0.5,
+               "L": 1.0, "spread": 1.0, "hessians": "hetero"},
+}
+LABELS = {"iid": r"$\zeta=0$ (identical clients)", "hetero": r"$\zeta>0$ (heterogeneous)"}
+RATE_S, RATE_K = 2, 5
+
+
+def cor1_config(problem: str, T: int, s: int, k: int, replicas: int, seed: int) -> RunConfig:
+    """FedAWE at Corollary 1's steps on ``PROBLEMS[problem]`` under uniform-k participation, every round recorded."""
+    algorithm = {"name": "fedawe", "local_steps": s, "lr": 1.0 / (s * L_BOUND * math.sqrt(T)),
+                 "server_lr": math.sqrt(s * k), "client_points": True}
+    return RunConfig(problem=PROBLEMS[problem], participation={"name": "uniform_k", "n_clients": M, "k": k},
+                     algorithm=algorithm, rounds=T, replicas=replicas, seed=seed, every=1)
+
+
+def consensus_error(trace) -> np.ndarray:
+    """:math:`\\frac1m\\sum_i\\|x_i^t-\\bar x^t\\|^2 = \\frac1m\\sum_i\\|x_i^t-x^\\star\\|^2-\\|\\bar x^t-x^\\star\\|^2`, ``(R, n_eval)``."""
+    clients = [v for name, v in trace.metrics.items() if name.startswith("client") and name.endswith(".dist2")]
+    return np.maximum(np.mean(clients, axis=0) - trace.metrics["mean.dist2"], 0.0)
+
+
+def time_averages(trace) -> dict[str, np.ndarray]:
+    """Per-replica :math:`\\frac1T\\sum_{t<T}` of :math:`\\|\\nabla F(\\bar x^t)\\|^2` and of the consensus error."""
+    if trace.rounds.tolist() != list(range(len(trace.rounds))):
+        raise ValueError("time averages need a run recorded every round (every = 1)")
+    return {"grad": trace.metrics["mean.gradnorm2"][:, :-1].mean(1), "consensus": consensus_error(trace)[:, :-1].mean(1)}
+
+
+def cor1_constants(problem: str, s: int, k: int) -> tuple[Constants, float]:
+    """FedAWE's constants for ``problem`` under uniform-k (delta = k/m, rho = 1-(k-1)/(m-1)) and F(x^0) - F*."""
+    spec = {key: v for key, v in PROBLEMS[problem].items() if key != "name"}
+    q = random_quadratic(**spec)
+    beta2 = 2.0 * a4_beta2_min(q)  # any beta^2 above the minimum is admissible; zeta^2 is then tight
+    c = Constants(L=L_BOUND, sigma2=q.sigma2, beta2=beta2, zeta2=a4_zeta2(q, beta2), delta=k / M, delta_max=k / M,
+                  rho=uniform_k_rho(M, k), m=M, s=s)
+    return c, float(q.value(q.x_init) - q.f_star)
+
+
+def cor1_bound(problem: str, T: int, s: int, k: int) -> float:
+    """The explicit Corollary 1 bound (Corollary 2 at Corollary 1's steps) for ``problem``; inf when rho = 1 (k = 1)."""
+    if k == 1:
+        return float("inf")
+    c, delta0 = cor1_constants(problem, s, k)
+    return corollary1_rhs(c, T, delta0)
+
+
+def rate_horizons(ctx) -> list[int]:
+    return [2 ** j for j in ctx.pick(range(7, 11), range(8, 16))]
+
+
+def rate_data(ctx) -> dict:
+    """Per problem: horizons, per-replica time averages ``(R, len(T))`` and the explicit bound per horizon."""
+    horizons, replicas = rate_horizons(ctx), ctx.pick(16, 64)
+    out = {"T": np.asarray(horizons)}
+    for problem in PROBLEMS:
+        values = [time_averages(ctx.run(cor1_config(problem, T, RATE_S, RATE_K, replicas, ctx.seed))) for T in horizons]
+        out[problem] = {name: np.stack([v[name] for v in values], 1) for name in ("grad", "consensus")}
+        out[problem]["bound"] = np.array([cor1_bound(problem, T, RATE_S, RATE_K) for T in horizons])
+    return out
+
+
+def loglog_panel(ax, x, curves: dict, xlabel: str, reference: float = -0.5, bound=None):
+    """Replica means of each ``curves[label]`` ``(R, len(x))`` with fitted slopes, a reference slope and a bound."""
+    colors = iter(["C0", "C1", "C2", "C3"])
+    anchor = None
+    for label, samples in curves.items():
+        fit, color = slope_with_ci(x, samples), next(colors)
+        mean = samples.mean(0)
+        ax.loglog(x, mean, "o-", color=color, label=f"{label}: slope {fit.slope:.2f} [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]")
+        anchor = mean[0] if anchor is None else anchor
+    ax.loglog(x, anchor * (np.asarray(x) / x[0]) ** reference, "k--", lw=0.8, label=f"reference slope {reference:g}")
+    if bound is not None:
+        ax.loglog(x, bound, "k:", lw=1.2, label="explicit bound (Cor. 2 at Cor. 1 steps)")
+    ax.set(xlabel=xlabel)
+    ax.legend(fontsize=7)
+
+
+def draw_rate(data: dict, path):
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
+    T = data["T"]
+    for ax, name, title in zip(axes, ("grad", "consensus"), (r"$\frac{1}{T}\sum_t\mathbb{E}\|\nabla F(\bar x^t)\|^2$",
+                                                          r"$\frac{1}{T}\sum_t\frac{1}{m}\sum_i\mathbb{E}\|x_i^t-\bar x^t\|^2$")):
+        loglog_panel(ax, T, {LABELS[p]: data[p][name] for p in PROBLEMS}, "rounds $T$")
+        ax.set_title(title)
+    axes[0].loglog(T, data["hetero"]["bound"], ":", color="C1", lw=1.2, label=r"explicit bound, $\zeta>0$")
+    axes[0].loglog(T, data["iid"]["bound"], ":", color="C0", lw=1.2, label=r"explicit bound, $\zeta=0$")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"FedAWE Corollary 1: $\\eta_l=1/(sL\\sqrt{{T}})$, $\\eta_g=\\sqrt{{s\\delta m}}$, "
+                 f"s={RATE_S}, uniform k={RATE_K} of m={M}, quadratic d={DIM}, $\\sigma$={SIGMA}")
+    return save(fig, path)
+
+
+@register("figure", "fedawe-rate")
+def render(ctx):
+    """FedAWE Cor. 1: log-log rate vs T with fitted slopes, the T^-1/2 reference and the explicit bound."""
+    return draw_rate(rate_data(ctx), ctx.figure_path("fedawe-rate"))
