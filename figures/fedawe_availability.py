@@ -4,7 +4,9 @@ Seed 000 §7 and App. J.3; digest 000 §5, §6.6.  Top row: :math:`p_i^t = \math
 each dynamics (stationary, staircase, sine :math:`\gamma = 0.3`, interleaved sine with :math:`\delta_0 = 0.1`;
 period :math:`P = 20`), from :class:`theorylab.participation.dynamics.Schedule`.  Bottom row: one sampled
 availability trace per client (filled box = available), drawn by the registered ``bernoulli`` process.
-Under the interleaved sine the client with :math:`p_i = 0.1` is never available.
+Under the interleaved sine the client with :math:`p_i = 0.1` is cut to zero except at the sine's peaks, where
+:math:`p_i^t = 0.1 = \delta_0` exactly (the code's rule zeroes values *below* :math:`\delta_0`); the paper's
+Fig. 6 shows it never available, which a 60-round sample with three chances of 0.1 usually reproduces.
 """
 
 from __future__ import annotations

@@ -28,12 +28,16 @@ and :math:`\|B(P_t-\mathbf J)\|_F^2 = \mathrm{tr}(B(P_tP_t^\top-\mathbf J)B^\top
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import torch
 
 from theorylab.exact.poisson_binomial import inverse_count_moments, subset_probabilities, subsets
 
 MAX_ENUMERATION_CLIENTS = 12
+MAX_RATIONAL_CLIENTS = 10
 
 
 def mixing_matrix(active) -> torch.Tensor:
@@ -63,6 +67,33 @@ def enumerate_mixing(p) -> tuple[np.ndarray, np.ndarray]:
     prob = subset_probabilities(p, masks)
     W = mixing_matrix(torch.as_tensor(masks)).numpy()
     return np.einsum("s,sij->ij", prob, W), np.einsum("s,sij,sjk->ik", prob, W, W)
+
+
+def enumerate_mixing_exact(p) -> np.ndarray:
+    """:math:`\\mathbb E[W]` in exact rational arithmetic over all :math:`2^m` sets (``m <= 10``), rounded once.
+
+    Each :math:`p_i` is taken as the exact rational value of its binary float, so this is the exact :math:`M` of
+    the given law; floating-point enumeration instead accumulates ~1e-15..1e-14 of rounding over :math:`2^m` terms.
+    """
+    p = _probabilities(p)
+    m = len(p)
+    if m > MAX_RATIONAL_CLIENTS:
+        raise ValueError(f"rational enumeration is limited to m <= {MAX_RATIONAL_CLIENTS} clients; got m = {m}")
+    q = [Fraction(float(v)) for v in p]
+    M = [[Fraction(0)] * m for _ in range(m)]
+    for active in itertools.product((False, True), repeat=m):
+        prob = Fraction(1)
+        for a, qi in zip(active, q):
+            prob *= qi if a else 1 - qi
+        members = [i for i in range(m) if active[i]]
+        for i in range(m):
+            if not active[i]:
+                M[i][i] += prob
+        share = prob / len(members) if members else 0
+        for i in members:
+            for j in members:
+                M[i][j] += share
+    return np.array([[float(v) for v in row] for row in M])
 
 
 def second_eigenvalue(M: np.ndarray) -> float:

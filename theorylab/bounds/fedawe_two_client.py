@@ -46,8 +46,12 @@ def truncation_levels(p, tol: float) -> tuple[int, int]:
 
 def fedawe_two_client_moments(p, centers=(0.0, 1.0), curvatures=(1.0, 1.0), lr: float = 0.05, local_steps: int = 5,
                               server_lr: float = 1.0, x0: float = 0.0, rounds: int = 400, every: int = 1,
-                              tol: float = 1e-13) -> TwoClientMoments:
-    """Exact :math:`\\mathbb E[\\bar x^t]` and :math:`\\mathbb E[x^t]` of FedAWE for stationary ``p = (p_1, p_2)``."""
+                              tol: float = 1e-13, settle: float | None = None) -> TwoClientMoments:
+    """Exact :math:`\\mathbb E[\\bar x^t]` and :math:`\\mathbb E[x^t]` of FedAWE for stationary ``p = (p_1, p_2)``.
+
+    With ``settle``, iteration stops early once both moments moved by less than ``settle`` between two recorded
+    rounds (for limits :math:`t\\to\\infty`); the last recorded round is then the stopping round.
+    """
     p = np.asarray(p, dtype=np.float64)
     if p.shape != (2,):
         raise ValueError(f"p must hold two probabilities; got {p!r}")
@@ -99,4 +103,6 @@ def fedawe_two_client_moments(p, centers=(0.0, 1.0), curvatures=(1.0, 1.0), lr: 
             rounds_out.append(t + 1)
             mean_out.append(0.5 * float(v[..., 0].sum() + v[..., 1].sum()))
             server_out.append(float(v[..., 2].sum()))
+            if settle is not None and max(abs(mean_out[-1] - mean_out[-2]), abs(server_out[-1] - server_out[-2])) < settle:
+                break
     return TwoClientMoments(np.asarray(rounds_out), np.asarray(mean_out), np.asarray(server_out), mass)

@@ -82,11 +82,11 @@ def fedawe(local_steps: int = 5, lr=0.05, server_lr: float = 1.0, clip_norm: flo
             update = clip_rows(update, clip_norm)
         x_new = base + server_lr * update
         receive = active if broadcast == "active" else torch.ones_like(active)
-        new = {"x": x_new, "xi": torch.where(receive.unsqueeze(-1), x_new.unsqueeze(1), xi),
-               "tau": update_last_active(tau, active, rnd.t)}
+        new = hold_empty(state, {"x": x_new, "xi": torch.where(receive.unsqueeze(-1), x_new.unsqueeze(1), xi),
+                                 "tau": update_last_active(tau, active, rnd.t)}, active)
         if keep_innovation:
-            new["innovation"] = G * a.unsqueeze(-1)
-        return hold_empty(state, new, active)
+            new["innovation"] = G * a.unsqueeze(-1)  # zero in an empty round
+        return new
 
     def points(state):
         out = {"server": state["x"], "mean": state["xi"].mean(1)}
