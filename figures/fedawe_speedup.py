@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.fedawe_rate import LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, time_averages
+from figures.fedawe_rate import (LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, one_thread,
+                                 time_averages)
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 
@@ -47,7 +48,8 @@ def speedup_data(ctx, problems=("iid",)) -> dict:
 def draw_speedup(data: dict, path, problem: str = "iid"):
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
-    for ax, axis, xlabel in zip(axes, ("s", "k"), (f"local steps $s$ (k={RATE_K})", f"participants $k$ of m={M} (s={RATE_S})")):
+    xlabels = (f"local steps $s$ (k={RATE_K})", f"participants $k$ of m={M} (s={RATE_S})")
+    for ax, axis, xlabel in zip(axes, ("s", "k"), xlabels):
         curves = {"gradient": data[problem][axis]["grad"], "consensus": data[problem][axis]["consensus"]}
         loglog_panel(ax, data[axis], curves, xlabel,
                      bounds={"explicit bound on the gradient (Cor. 2 at Cor. 1 steps)": data[problem][f"bound_{axis}"]})
@@ -57,6 +59,7 @@ def draw_speedup(data: dict, path, problem: str = "iid"):
 
 
 @register("figure", "fedawe-speedup")
+@one_thread
 def render(ctx):
     """FedAWE Cor. 1 linear speedup: error vs s and vs k (log-log) with fitted slopes and the explicit bound."""
     return draw_speedup(speedup_data(ctx), ctx.figure_path("fedawe-speedup"))

@@ -58,14 +58,18 @@ def expected_mixing(p) -> np.ndarray:
     return M
 
 
-def enumerate_mixing(p) -> tuple[np.ndarray, np.ndarray]:
-    """:math:`(\\mathbb E[W], \\mathbb E[W^2])` by summing over all :math:`2^m` active sets (``m <= 12``)."""
+def _all_sets(p) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities ``(2^m,)`` and mixing matrices ``(2^m, m, m)`` of every active set (``m <= 12``)."""
     p = _probabilities(p)
     if len(p) > MAX_ENUMERATION_CLIENTS:
         raise ValueError(f"enumeration is limited to m <= {MAX_ENUMERATION_CLIENTS} clients; got m = {len(p)}")
     masks = subsets(len(p))
-    prob = subset_probabilities(p, masks)
-    W = mixing_matrix(torch.as_tensor(masks)).numpy()
+    return subset_probabilities(p, masks), mixing_matrix(torch.as_tensor(masks)).numpy()
+
+
+def enumerate_mixing(p) -> tuple[np.ndarray, np.ndarray]:
+    """:math:`(\\mathbb E[W], \\mathbb E[W^2])` by summing over all :math:`2^m` active sets (``m <= 12``)."""
+    prob, W = _all_sets(p)
     return np.einsum("s,sij->ij", prob, W), np.einsum("s,sij,sjk->ik", prob, W, W)
 
 
@@ -145,14 +149,11 @@ def lemma4_bound(delta: float, m: int) -> float:
 
 
 def contraction_superoperator(p) -> np.ndarray:
-    """:math:`\\Phi(X) = \\mathbb E[WXW]` as an :math:`m^2\\times m^2` matrix acting on row-major ``X.ravel()``."""
-    p = _probabilities(p)
-    if len(p) > MAX_ENUMERATION_CLIENTS:
-        raise ValueError(f"enumeration is limited to m <= {MAX_ENUMERATION_CLIENTS} clients; got m = {len(p)}")
-    masks = subsets(len(p))
-    prob = subset_probabilities(p, masks)
-    W = mixing_matrix(torch.as_tensor(masks)).numpy()
-    return np.einsum("s,sij,skl->ikjl", prob, W, W).reshape(len(p) ** 2, len(p) ** 2)  # (WXW)_ik = W_ij X_jl W_lk
+    """:math:`\\Phi(X) = \\mathbb E[WXW]` as an :math:`m^2\\times m^2` matrix acting on row-major ``X.ravel()``:
+    :math:`(WXW)_{ik} = \\sum_{jl}W_{ij}X_{jl}W_{lk}`."""
+    prob, W = _all_sets(p)
+    m = W.shape[-1]
+    return np.einsum("s,sij,skl->ikjl", prob, W, W).reshape(m * m, m * m)
 
 
 def exact_contraction(B, laws) -> np.ndarray:

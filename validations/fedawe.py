@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import torch
 
 from figures import fedawe_fig2, fedawe_lemma1, fedawe_rate, fedawe_speedup
+from figures.fedawe_rate import one_thread
 from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
 from theorylab.bounds.fedawe import (Constants, condition11, corollary1_t_min, corollary2_rhs, corollary3_rhs,
                                      lemma3_condition, lemma3_rhs, lemma6_condition, lemma6_rhs, proposition2_rhs,
@@ -30,23 +29,6 @@ from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.staleness import echo_multiplier, initial_last_active, update_last_active
 from theorylab.trace import mean_ci
-
-def one_thread(check):
-    """Run a claim with one intra-op torch thread.  Its tensors are tiny (replicas x clients x params <= 1e4), where a
-    second thread only adds synchronisation: a 1000-round FedAWE run took 0.6 s with one thread and 4.4 s with two on
-    the shared 2-core machine.  The previous setting is restored afterwards."""
-
-    @functools.wraps(check)
-    def wrapper(ctx):
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return check(ctx)
-        finally:
-            torch.set_num_threads(previous)
-
-    return wrapper
-
 
 # Example 1 (seed 000 §4): two scalar clients, u = (0, 1), p = (0.9, 0.1); x* = 0.5.
 EX1_P, EX1_U = (0.9, 0.1), (0.0, 1.0)
@@ -503,7 +485,8 @@ def aux_recursion(ctx) -> Evidence:
         gap, scale = float(terms["recursion_gap"].max()), float(terms["z_scale"].max())
         checks.append(equal(f"{label}: max_t,i,r |z_recursion - z_definition| / max |z|", gap / scale, 0.0, atol=1e-12,
                             note=f"floating-point identity (digest §8 item 7); max |z| = {scale:.3g}"))
-    return Evidence(checks, notes=[ANALYSIS_NOTE, "Proposition 4 follows: for i in A^t, z_i^{t+1} = x_i^{t+1} (t - tau = 1)."])
+    return Evidence(checks, notes=[ANALYSIS_NOTE,
+                                   "Proposition 4 follows: for i in A^t, z_i^{t+1} = x_i^{t+1} (t - tau = 1)."])
 
 
 @claim("fedawe.prop2",
@@ -551,8 +534,9 @@ def lemma6(ctx) -> Evidence:
 def lemma3(ctx) -> Evidence:
     c = analysis_constants()
     checks = []
-    for label, lr, rounds, replicas in (("largest admissible step", 9 / (100 * c.s * c.L), ctx.pick(200, 600), ctx.pick(8, 32)),
-                                        ("Lemma 6's step", lemma6_lr(c), ctx.pick(300, 1000), ctx.pick(32, 128))):
+    runs = (("largest admissible step", 9 / (100 * c.s * c.L), ctx.pick(200, 600), ctx.pick(8, 32)),
+            ("Lemma 6's step", lemma6_lr(c), ctx.pick(300, 1000), ctx.pick(32, 128)))
+    for label, lr, rounds, replicas in runs:
         terms = analysis_terms(ctx, lr, rounds, replicas)
         lhs = terms["lemma3_lhs"]
         rhs = lemma3_rhs(c, lr, 1.0, terms["grad_zbar2"], terms["sum_k2"], terms["sum_k2_grad2"], terms["approx"],
@@ -702,11 +686,12 @@ def cor1_rate(ctx) -> Evidence:
                                       note=_tight_note(T, data[problem][name]), regime=regime))
         measured = data[problem]["grad"].mean(0)
         worst = int(np.argmax(measured / data[problem]["bound"]))
+        constants, _ = fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)
         checks.append(at_most(f"{problem}: avg E||grad F(xbar^t)||^2 <= explicit Corollary 1 bound (worst T)",
                               measured[worst], data[problem]["bound"][worst],
                               note=f"Corollary 2 at Corollary 1's steps, T = {T[worst]}; (11) does not hold "
-                                   f"(T_min = {corollary1_t_min(fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)[0]):.2g}), "
-                                   "so this is the formula evaluated outside its assumptions"))
+                                   f"(T_min = {corollary1_t_min(constants):.2g}), so this is the formula evaluated "
+                                   "outside its assumptions"))
     path = fedawe_rate.draw_rate(data, ctx.figure_path("fedawe-rate"))
     return Evidence(checks, figure=str(path), notes=_cor1_notes(), deviations=_cor1_deviations(T),
                     errata=["Corollary 1's local step reads 1/sqrt(TsL) in the source; only eta_l = 1/(sL sqrt T) "
@@ -730,8 +715,9 @@ def _cor1_notes() -> list[str]:
 def _cor1_deviations(T) -> list[str]:
     return ["Participation is uniform-k (k of m clients per round), which the paper suggests for the speedup but which "
             "violates A1's independence; rho = 1 - (k-1)/(m-1) is computed for it exactly (theorylab.mixing).",
-            f"Horizons T in {list(map(int, T))}; the paper's regime T >> (sm)^3 (= {(fedawe_rate.RATE_S * fedawe_rate.M) ** 3}"
-            " here) and condition (11) are out of reach on 2 CPU cores."]
+            f"Horizons T in {list(map(int, T))}; the paper's regime T >> (sm)^3 "
+            f"(= {(fedawe_rate.RATE_S * fedawe_rate.M) ** 3} at s = {fedawe_rate.RATE_S}) and condition (11) are out of "
+            "reach on 2 CPU cores."]
 
 
 @claim("fedawe.cor1.speedup",
@@ -744,8 +730,9 @@ def cor1_speedup(ctx) -> Evidence:
     data = fedawe_speedup.speedup_data(ctx)
     T, m = data["T"], fedawe_rate.M
     checks = []
-    for axis, regime_ok in (("s", T >= (max(fedawe_speedup.LOCAL_STEPS) * m) ** 3), ("k", T >= (fedawe_rate.RATE_S * m) ** 3)):
-        regime = None if regime_ok else f"T = {T} < (sm)^3 = {((max(fedawe_speedup.LOCAL_STEPS) if axis == 's' else fedawe_rate.RATE_S) * m) ** 3}"
+    for axis, s_max in (("s", max(fedawe_speedup.LOCAL_STEPS)), ("k", fedawe_rate.RATE_S)):
+        cube = (s_max * m) ** 3
+        regime = None if T >= cube else f"T = {T} < (sm)^3 = {cube}"
         for name in ("grad", "consensus"):
             checks.append(slope_check(f"iid: slope of avg {name} in {axis} at T = {T}", data[axis],
                                       data["iid"][axis][name], -0.5, "at_most", regime=regime,
@@ -768,7 +755,8 @@ BASELINES = {"fedau": {"name": "fedau", "cutoff": 50}, "mifa": {"name": "mifa"},
 
 def _baseline_config(ctx, algorithm: dict, dynamics: str = "stationary") -> RunConfig:
     rounds = ctx.pick(800, 3000)
-    return RunConfig(problem=BASELINE_PROBLEM, participation={"name": "bernoulli", "p": list(BASELINE_P), "dynamics": dynamics},
+    participation = {"name": "bernoulli", "p": list(BASELINE_P), "dynamics": dynamics}
+    return RunConfig(problem=BASELINE_PROBLEM, participation=participation,
                      algorithm={**algorithm, "local_steps": 1, "lr": BASELINE_LR}, rounds=rounds,
                      replicas=ctx.pick(32, 256), seed=ctx.seed, every=rounds)
 

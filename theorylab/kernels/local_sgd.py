@@ -39,6 +39,7 @@ def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Stre
 
 def local_deltas(problem, x: torch.Tensor, steps: int, lr: float, streams: Streams,
                  active: torch.Tensor | None = None) -> torch.Tensor:
-    """:math:`\\Delta_i = x_i^{(t,s)} - x` for every client starting from the server model ``x`` ``(R, d)``; out ``(R, m, d)``."""
+    """:math:`\\Delta_i = x_i^{(t,s)} - x` for every client, starting from the server model ``x`` ``(R, d)``;
+    returns ``(R, m, d)``."""
     start = x.unsqueeze(1).expand(-1, problem.n_clients, -1)
     return local_sgd(problem, start, steps, lr, streams, active).sub_(x.unsqueeze(1))
