@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from figures.fedawe_rate import one_thread
 from theorylab.mixing import exact_contraction, mixing_matrix, rho_of
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
@@ -55,6 +56,7 @@ def draw(data: dict, path):
 
 
 @register("figure", "fedawe-lemma1")
+@one_thread
 def render(ctx):
     """FedAWE Lemma 1: Monte Carlo and exact consensus contraction against rho^t ||B||_F^2."""
     return draw(compute(ctx.pick(20000, 200000), ctx.seed), ctx.figure_path("fedawe-lemma1"))

@@ -30,7 +30,7 @@ def participants(ctx) -> tuple[int, ...]:
 
 def speedup_data(ctx, problems=("iid",)) -> dict:
     """Per problem: per-replica time averages ``(R, len(grid))`` against ``s`` (k fixed) and ``k`` (s fixed)."""
-    T, replicas = speedup_horizon(ctx), ctx.pick(16, 64)
+    T, replicas = speedup_horizon(ctx), ctx.pick(16, 32)
     out = {"T": T, "s": np.asarray(LOCAL_STEPS), "k": np.asarray(participants(ctx))}
     for problem in problems:
         by_s = [time_averages(ctx.run(cor1_config(problem, T, s, RATE_K, replicas, ctx.seed))) for s in LOCAL_STEPS]

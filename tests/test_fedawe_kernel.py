@@ -108,3 +108,19 @@ def test_mean_moves_like_fedavg_over_all_with_echo_weights():
 def test_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         fedawe(**kwargs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fedawe", "fedau", "f3ast", "mifa", "fedvarp"])
+def test_kernels_run_on_cuda_in_float32(name):
+    """Device- and dtype-agnostic kernels: the same spec runs on a GPU in float32 and converges like on the CPU."""
+    from theorylab.config import RunConfig
+    from theorylab.runner import run
+
+    config = RunConfig(problem={"name": "random_quadratic", "n_clients": 8, "dim": 4, "seed": 1, "sigma": 0.1},
+                       participation={"name": "bernoulli", "p": [0.3, 0.9] * 4},
+                       algorithm={"name": name, "local_steps": 2, "lr": 0.05}, rounds=300, replicas=16, every=300)
+    gpu = run(config.replace(device="cuda", dtype="float32"))
+    cpu = run(config)
+    assert not gpu.diverged
+    assert gpu.mean("server.dist2")[-1] == pytest.approx(cpu.mean("server.dist2")[-1], rel=0.5, abs=1e-3)

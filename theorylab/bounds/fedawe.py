@@ -13,7 +13,8 @@ Lemma 3 (descent)      :math:`\mathbb E[F(\bar z^{t+1})-F(\bar z^t)\mid\mathcal 
                        + \frac{2.2\eta sL^2}{m}\sum_i\|x_i^t-z_i^t\|^2 + \frac{\eta sL^2}{2m}\sum_i\|z_i^t-\bar z^t\|^2`,
                        :math:`k_i = t-\tau_i(t)`; needs :math:`\eta\le 9/(100sL)`
 Lemma 5 (drift)        :math:`\mathbb E\|\sum_{r<s}(\nabla F_i(x_i^{(t,r)})-\nabla F_i(x_i^t))\|^2\le 4\eta_l^2s^3L^2\sigma^2
-                       + 16\eta_l^2s^4L^2\|\nabla F_i(x_i^t)\|^2`; needs :math:`\eta_l\le 1/(4sL)`
+                       + 16\eta_l^2s^4L^2\|\nabla F_i(x_i^t)\|^2`; needs :math:`\eta_l\le 1/(4sL)` (the printed
+                       statement misplaces a bracket; this is the intended summand, digest §9)
 Prop. 2 (approx.)      :math:`\overline{\|x-z\|^2}\le\frac{6\eta^2s^2}{\delta^2}\big((\beta^2+1)\overline{\|\nabla F(\bar z)\|^2}
                        + \zeta^2 + L^2\,\overline{\|z-\bar z\|^2}\big)`
 Lemma 6 (consensus)    :math:`\overline{\|z-\bar z\|^2}\le\frac{3\rho s\eta^2\sigma^2}{g^2\delta^2}
