@@ -5,6 +5,12 @@ Two scalar clients :math:`F_i(x) = (x-u_i)^2/2`, :math:`u = (0, 1)`, :math:`x^\s
 exact-moment engine's fixed point (:func:`theorylab.exact.fedavg_moments.fedavg_mean_limit`),
 for FedAvg over all clients and over active clients.  The paper's OCR lost which variant
 its figure shows (digest 000 §4); both are drawn.
+
+``theorylab figure fedawe-fig2`` adds FedAWE beside them (:func:`compute_fedawe`): the exact limits of the
+all-client mean :math:`\lim_t\mathbb E[\bar x^t]` and of the server model :math:`\lim_t\mathbb E[x^t]`, from the
+staleness chain of :mod:`theorylab.bounds.fedawe_two_client`, on a coarser grid :math:`p_i\in[0.1, 0.9]`
+(the chain's size grows like :math:`1/(p_1p_2)`).  With equal curvatures the mean's limit is exactly
+:math:`\bar u = x^\star` (a consequence of Proposition 1), while the server model stays biased.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from testbeds.quadratic import scalar_quadratic
+from theorylab.bounds.fedawe_two_client import fedawe_two_client_moments
 from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
@@ -32,6 +39,19 @@ def compute(n: int = 49) -> dict[str, np.ndarray]:
     return out
 
 
+def compute_fedawe(n: int = 9, rounds: int = 2000) -> dict[str, np.ndarray]:
+    """FedAWE's exact limits over ``n x n`` points of :math:`[0.1, 0.9]^2` (same s and eta_l as the FedAvg panels);
+    each chain runs until both moments move by less than 1e-6 over 25 rounds (at most ``rounds``)."""
+    grid = np.linspace(0.1, 0.9, n)
+    mean, server = np.empty((n, n)), np.empty((n, n))
+    for a, p2 in enumerate(grid):
+        for b, p1 in enumerate(grid):
+            exact = fedawe_two_client_moments((p1, p2), CENTERS, lr=LR, local_steps=LOCAL_STEPS, rounds=rounds,
+                                              every=25, tol=1e-8, settle=1e-6)
+            mean[a, b], server[a, b] = exact.mean_model[-1], exact.server_model[-1]
+    return {"p": grid, "mean": mean, "server": server}
+
+
 def closed_form(kind: str, p1, p2) -> np.ndarray:
     """Digest 000 §4: over all, :math:`\\sum p_iu_i/\\sum p_i`; over active, :math:`\\sum q_iu_i/\\sum q_i`
     with :math:`q_1 = p_1(1-p_2/2)`, :math:`q_2 = p_2(1-p_1/2)`."""
@@ -43,24 +63,30 @@ def closed_form(kind: str, p1, p2) -> np.ndarray:
     return (q1 * u1 + q2 * u2) / (q1 + q2)
 
 
-def draw(data: dict[str, np.ndarray], path, extra: dict[str, tuple[str, np.ndarray]] | None = None):
-    """Heatmaps of :math:`x_{\\rm output}` (colour centred on :math:`x^\\star = 0.5`); ``extra`` adds panels."""
+def draw(data: dict[str, np.ndarray], path, extra: dict[str, tuple] | None = None):
+    """Heatmaps of :math:`x_{\\rm output}` (colour centred on :math:`x^\\star = 0.5`); ``extra`` adds panels
+    ``(title, values)`` on the same grid or ``(title, values, grid)`` on their own."""
     plt = pyplot()
-    panels = [(VARIANTS[k], data[k]) for k in VARIANTS] + list((extra or {}).values())
+    panels = [(VARIANTS[k], data[k], data["p"]) for k in VARIANTS]
+    panels += [panel if len(panel) == 3 else (*panel, data["p"]) for panel in (extra or {}).values()]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.1), constrained_layout=True)
-    p = data["p"]
-    for ax, (title, values) in zip(np.atleast_1d(axes), panels):
+    for ax, (title, values, p) in zip(np.atleast_1d(axes), panels):
         im = ax.pcolormesh(p, p, values, cmap="RdBu_r", vmin=0.0, vmax=1.0, shading="nearest")
-        cs = ax.contour(p, p, np.abs(values - 0.5), levels=[0.05, 0.2, 0.4], colors="k", linewidths=0.6)
-        ax.clabel(cs, fmt=lambda v: f"|bias|={v:g}", fontsize=6)
+        if len(p) >= 20 and np.ptp(np.abs(values - 0.5)) > 0.05:  # no contours on a coarse grid or a flat field
+            cs = ax.contour(p, p, np.abs(values - 0.5), levels=[0.05, 0.2, 0.4], colors="k", linewidths=0.6)
+            ax.clabel(cs, fmt=lambda v: f"|bias|={v:g}", fontsize=6)
         ax.set(title=title, xlabel="$p_1$ (client with $u_1=0$)", ylabel="$p_2$ (client with $u_2=1$)", aspect="equal")
         ax.grid(False)
     fig.colorbar(im, ax=axes, shrink=0.85, label=r"$x_{\mathrm{output}}=\lim_t \mathbb{E}[x^t]$  ($x^\star=0.5$)")
-    fig.suptitle(f"FedAWE Fig. 2 (Example 1): FedAvg's limit point, s={LOCAL_STEPS}, $\\eta_l$={LR}, exact engine")
+    fig.suptitle(f"FedAWE Fig. 2 (Example 1): limit points $\\lim_t\\mathbb{{E}}[\\cdot]$, s={LOCAL_STEPS}, $\\eta_l$={LR}, "
+                 "$\\eta_g$=1, exact engines (no sampling)")
     return save(fig, path)
 
 
 @register("figure", "fedawe-fig2")
 def render(ctx):
-    """FedAWE Fig. 2: FedAvg's limit E[x^t] over (p1, p2) on Example 1 (both FedAvg variants)."""
-    return draw(compute(), ctx.figure_path("fedawe-fig2"))
+    """FedAWE Fig. 2: FedAvg's limit E[x^t] over (p1, p2) on Example 1 (both variants), FedAWE beside them."""
+    awe = compute_fedawe(9)
+    extra = {"mean": ("FedAWE: all-client mean $\\bar x$", awe["mean"], awe["p"]),
+             "server": ("FedAWE: server model $x$", awe["server"], awe["p"])}
+    return draw(compute(), ctx.figure_path("fedawe-fig2"), extra)

@@ -8,6 +8,9 @@ active or not, so the gradient stream is consumed identically by every algorithm
 a vectorised problem (the quadratic) computes all clients anyway, because a dense
 step costs less than gathering the active ones; a looped problem (a network)
 skips the inactive ones, whose returned rows are then meaningless.
+
+:func:`local_deltas` is the FedAvg-type client of FedAWE's baselines (digest 000 §2.4): every client
+starts from the server model :math:`x^t` and returns :math:`\Delta_i^t = x_i^{(t,s)} - x^t`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ from __future__ import annotations
 import torch
 
 from theorylab.rng import Streams
+
+
+def check_local_steps(local_steps) -> int:
+    """``local_steps`` as an ``int``, or a ValueError unless it is an integer >= 1."""
+    if int(local_steps) != local_steps or local_steps < 1:
+        raise ValueError(f"local_steps must be an integer >= 1; got {local_steps}")
+    return int(local_steps)
 
 
 def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Streams,
@@ -25,3 +35,11 @@ def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Stre
     for k in range(steps):
         x = problem.stochastic_grads(x, samples[k], active).mul_(-lr).add_(x)  # fresh gradient buffer, reused
     return x
+
+
+def local_deltas(problem, x: torch.Tensor, steps: int, lr: float, streams: Streams,
+                 active: torch.Tensor | None = None) -> torch.Tensor:
+    """:math:`\\Delta_i = x_i^{(t,s)} - x` for every client, starting from the server model ``x`` ``(R, d)``;
+    returns ``(R, m, d)``."""
+    start = x.unsqueeze(1).expand(-1, problem.n_clients, -1)
+    return local_sgd(problem, start, steps, lr, streams, active).sub_(x.unsqueeze(1))
