@@ -27,7 +27,7 @@ def _series(trace) -> dict:
 
 def compute(ctx, source: str | None = None) -> dict:
     source = source or credit_source(ctx.quick)
-    lr, horizon = CREDIT_LR[source], ctx.pick(10_000, 200_000)
+    lr, horizon = CREDIT_LR[source], ctx.pick(6_000, 200_000)
     problem = {"name": "credit", "source": source}
 
     def run(spec, scheme, k):

@@ -622,7 +622,7 @@ def scheme2_unequal_p(ctx) -> Evidence:
               _printed("exact E|.|^2 at t=1e5, unrescaled", float(raw[1]), "6e10"),
               _trend("rescaled: E|.|^2 at t=1e5 / t=2e4", float(rescaled[1] / rescaled[0]), rescaled[1] < rescaled[0], "< 1",
                      1.0, f"exact engine, gradients scaled by N p_i: {rescaled[0]:.3g} -> {rescaled[1]:.3g}")]
-    horizon = ctx.pick(20_000, 100_000)
+    horizon = ctx.pick(10_000, 100_000)
     medians, flagged = {}, {}
     for scheme in ("II", "II_rescaled"):
         trace = ctx.run(run_config(gaussian_spec(weights="random"), algorithm_spec(scheme, 20), horizon,
