@@ -28,7 +28,7 @@ def compute(ctx) -> dict:
 
 
 def draw(data, path):
-    return performative_sweeps.draw(data, path, "Fig. 3: impact of K, E=5, Var(m)=0.6, Var(eps)=0.1")
+    return performative_sweeps.draw(data, path, "Fig. 3: impact of K, E=5, Var(m)=0.6, Var(eps)=0.1", legend="lower right")
 
 
 @register("figure", "performative-fig3")

@@ -34,7 +34,7 @@ def compute(ctx, panels: dict[str, list[tuple[str, dict, dict]]], horizon: int =
     return out
 
 
-def draw(data: dict, path, title: str, per_round: bool = False):
+def draw(data: dict, path, title: str, per_round: bool = False, legend: str = "upper right"):
     plt = pyplot()
     rows = 2 if per_round else 1
     fig, axes = plt.subplots(rows, len(data), figsize=(4.6 * len(data), 3.2 * rows), constrained_layout=True,
@@ -51,7 +51,7 @@ def draw(data: dict, path, title: str, per_round: bool = False):
                     ax.plot(steps / scale, mean, color=colour, lw=0.6, alpha=0.6)
         axes[0, col].set(yscale="log", title=panel, xlabel="local iterations $t$",
                          ylabel=r"$\sqrt{\mathbb{E}(\bar\theta^t-\theta^{PS})^2}$")
-        axes[0, col].legend(fontsize=7, loc="upper right")
+        axes[0, col].legend(fontsize=7, loc=legend, ncol=1 if legend == "upper right" else 2)
         if per_round:
             axes[1, col].set(yscale="log", xscale="log", xlabel="communication rounds $t/E$",
                              ylabel=r"$\sqrt{\mathbb{E}(\bar\theta^t-\theta^{PS})^2}$", title=f"{panel}: per round")

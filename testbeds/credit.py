@@ -111,7 +111,7 @@ class CreditScoring:
 
     # ----- exact objective (numpy) -------------------------------------------------------------------
     def _margins(self, theta, deployed) -> tuple[np.ndarray, np.ndarray]:
-        """Rows' shifted features :math:`x'` (only as the rank-one correction) and margins :math:`u`."""
+        """``theta`` as an array and the margins :math:`u_{ij}=x_j^\\top\\theta-\\epsilon_i\\tilde\\theta_S^\\top\\theta_S` of all rows."""
         theta, deployed = np.asarray(theta, dtype=np.float64), np.asarray(deployed, dtype=np.float64)
         u = self.x @ theta - self.row_eps * float((deployed * self.smask) @ theta)
         return theta, u

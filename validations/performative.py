@@ -9,6 +9,7 @@ moment engine (:mod:`theorylab.exact.pfedavg_moments`), the theorem calculator
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -438,24 +439,17 @@ def _theorem(ctx, theorem: str) -> Evidence:
                 "v uses mu_tilde^2 (the main text's mu_bar is a typo)."])
 
 
-@claim("performative.thm3_1", f"{SEED} Theorem 3.1 (L223; App. B); digest 003 §3.3, §4.1.4, §8 V8-V9",
-       "Full participation with eta_t = 2/(mu_tilde (t + gamma)): E|theta_bar^t - theta_PS|^2 <= v/(gamma + t) for all t "
-       "(an O(1/t) rate).")
-def thm3_1(ctx) -> Evidence:
-    return _theorem(ctx, "3.1")
-
-
-@claim("performative.thm3_2", f"{SEED} Theorem 3.2 (L239; App. C); digest 003 §3.3, §8 V8-V9",
-       "Scheme I (K i.i.d. draws by p) with eta_t = 2/(mu_tilde (t + gamma)): E|theta_bar^t - theta_PS|^2 <= v/(gamma + t).")
-def thm3_2(ctx) -> Evidence:
-    return _theorem(ctx, "3.2")
-
-
-@claim("performative.thm3_3", f"{SEED} Theorem 3.3 (L249; App. C); digest 003 §3.3, §8 V8-V9",
-       "Scheme II (K uniform without replacement, p_i = 1/N) with eta_t = 2/(mu_tilde (t + gamma)): "
-       "E|theta_bar^t - theta_PS|^2 <= v/(gamma + t).")
-def thm3_3(ctx) -> Evidence:
-    return _theorem(ctx, "3.3")
+THEOREM_CLAIMS = {
+    "3.1": ("Theorem 3.1 (L223; App. B)", "Full participation with eta_t = 2/(mu_tilde (t + gamma)): "
+            "E|theta_bar^t - theta_PS|^2 <= v/(gamma + t) for all t (an O(1/t) rate)."),
+    "3.2": ("Theorem 3.2 (L239; App. C)", "Scheme I (K i.i.d. draws by p) with eta_t = 2/(mu_tilde (t + gamma)): "
+            "E|theta_bar^t - theta_PS|^2 <= v/(gamma + t)."),
+    "3.3": ("Theorem 3.3 (L249; App. C)", "Scheme II (K uniform without replacement, p_i = 1/N) with eta_t = "
+            "2/(mu_tilde (t + gamma)): E|theta_bar^t - theta_PS|^2 <= v/(gamma + t)."),
+}
+for _number, (_where, _statement) in THEOREM_CLAIMS.items():
+    claim(f"performative.thm{_number.replace('.', '_')}", f"{SEED} {_where}; digest 003 §3.3, §4.1.4, §8 V8-V9",
+          _statement)(functools.partial(_theorem, theorem=_number))
 
 
 @claim("performative.consensus", f"{SEED} Lemma B.2 (App. B); digest 003 §3.2, §8 V10",
