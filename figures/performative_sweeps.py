@@ -46,7 +46,7 @@ def draw(data: dict, path, title: str, per_round: bool = False, legend: str = "u
                 ax = axes[row, col]
                 scale = 1 if row == 0 else curve["E"]
                 ax.plot(curve["t"] / scale, curve["exact"], color=colour, lw=1.1, label=curve["label"] if row == 0 else None)
-                if "mc" in curve:
+                if "mc" in curve and row == 0:  # MC records are too sparse for the log-scaled per-round axis
                     steps, mean = curve["mc"]
                     ax.plot(steps / scale, mean, color=colour, lw=0.6, alpha=0.6)
         axes[0, col].set(yscale="log", title=panel, xlabel="local iterations $t$",
