@@ -26,7 +26,7 @@ GAMMA = 1e4
 
 def compute(ctx) -> dict:
     t = np.unique(np.r_[np.linspace(0, HORIZON, 401), np.logspace(3, np.log10(HORIZON), 200)].astype(int) // 5 * 5)
-    mc_horizon, reps = ctx.pick(20_000, HORIZON), ctx.pick(5, 20)
+    mc_horizon, reps = ctx.pick(10_000, HORIZON), ctx.pick(5, 20)
     out = {"t": t, "exact": {}, "mc": {}, "slope": {}, "mc_horizon": mc_horizon, "reps": reps}
     tail = t[t >= HORIZON // 10]
     for scheme in SCHEMES:

@@ -300,7 +300,7 @@ def exact_moments(ctx) -> Evidence:
                 ("II", 20, "random"))
     for scheme, k, weights in settings:
         problem, algorithm = gaussian_spec(weights=weights, sigma=1.0), algorithm_spec(scheme, k, 5, lr)
-        trace = ctx.run(run_config(problem, algorithm, 500, ctx.pick(500, 4000), seed=ctx.seed, points=4))
+        trace = ctx.run(run_config(problem, algorithm, 500, ctx.pick(300, 4000), seed=ctx.seed, points=4))
         steps = trace.rounds * 5
         moments = exact(problem, algorithm, int(steps[-1]))
         for idx in (len(steps) // 2, len(steps) - 1):
@@ -422,7 +422,7 @@ def _theorem(ctx, theorem: str) -> Evidence:
                          exact_slope <= -1, "<=", -1.0, "paper's eta_t = 100/(t + 1e4); exact engine, 60 log-spaced points"))
     lr, mc_horizon, window = ctx.pick((MC_RATE_LR, 10_000, 1_000), (PAPER_LR, 200_000, 20_000))
     mc_algorithm = algorithm_spec(scheme, 20, 5, lr)
-    trace = ctx.run(run_config(spec, mc_algorithm, mc_horizon, ctx.pick(60, 100), seed=ctx.seed, points=200))
+    trace = ctx.run(run_config(spec, mc_algorithm, mc_horizon, ctx.pick(40, 100), seed=ctx.seed, points=200))
     steps = trace.rounds * 5
     sel = steps >= window
     fit = slope_with_ci(steps[sel] + lr["t0"], trace.metrics["server.dist2"][:, sel], seed=ctx.seed)
