@@ -10,6 +10,7 @@ OUT    ?= results
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints-cpu.txt -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps whynot==0.12.0
 	touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv with every dependency (CPU torch pinned)

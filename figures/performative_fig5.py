@@ -1,0 +1,65 @@
+r"""Performative FL Figure 5: credit scoring, performative loss and distance to :math:`\theta^{PS}` over rounds.
+
+Seed 003 §4.2, Fig. 5; digest 003 §4.2.  10 equal clients, :math:`\epsilon_i\sim U[0.9,1.1]`, :math:`E=5`, batch 4,
+:math:`K=5` for Schemes I and II, start at :math:`\theta_{\rm ERM}`; mean :math:`\pm1` std over 5 seeds (cached runs,
+``ctx.run``).  (a) the performative loss :math:`\mathrm{PR}(\theta)=f(\theta;\theta)` on all data (what the authors
+log as "loss"); (b) :math:`\|\theta-\theta^{PS}\|` (their "distance to the stable solution").  Dashed grey: full
+participation with the released code's bug (local steps best-respond with :math:`\epsilon=0`), which heads for
+:math:`\theta_{\rm ERM}`.  Quick budget: synthetic stand-in; full budget: the real data when whynot is installed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, algorithm_spec, credit_source, run_config
+from theorylab.plotting import pyplot, save
+from theorylab.registry import register
+
+LABELS = {"full": "full participation (K=10)", "I": "Scheme I (K=5)", "II": "Scheme II (K=5)"}
+SEEDS = 5
+
+
+def _series(trace) -> dict:
+    m = trace.metrics
+    return {"steps": trace.rounds * 5, "dist2": m["server.dist2"], "erm_dist": m["server.erm_dist"], "loss": m["server.loss"]}
+
+
+def compute(ctx, source: str | None = None) -> dict:
+    source = source or credit_source(ctx.quick)
+    lr, horizon = CREDIT_LR[source], ctx.pick(6_000, 200_000)
+    problem = {"name": "credit", "source": source}
+
+    def run(spec, scheme, k):
+        config = run_config(spec, algorithm_spec(scheme, k, 5, lr), horizon, SEEDS, seed=ctx.seed, points=100, n_clients=10)
+        return _series(ctx.run(config))
+
+    runs = {scheme: run(problem, scheme, k) for scheme, k in CREDIT_SCHEMES}
+    bug = run({**problem, "released_code_local_eps_zero": True}, "full", None)
+    return {"runs": runs, "bug": bug, "lr": lr, "horizon": horizon, "source": source}
+
+
+def draw(data: dict, path):
+    plt = pyplot()
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9.6, 3.5), constrained_layout=True)
+    series = [(LABELS[s], r, f"C{i}", "-") for i, (s, r) in enumerate(data["runs"].items())]
+    series.append(("full, released-code bug (local eps = 0)", data["bug"], "0.5", "--"))
+    for label, r, colour, ls in series:
+        rounds = r["steps"] / 5
+        for axis, values in ((ax, r["loss"]), (bx, np.sqrt(r["dist2"]))):
+            mean, std = values.mean(0), values.std(0, ddof=1)
+            axis.plot(rounds, mean, color=colour, ls=ls, lw=1.1, label=label)
+            axis.fill_between(rounds, mean - std, mean + std, color=colour, alpha=0.2, lw=0)
+    ax.set(xlabel="rounds", ylabel=r"performative loss $f(\theta;\theta)$", title="(a) loss")
+    bx.set(yscale="log", xlabel="rounds", ylabel=r"$\|\theta-\theta^{PS}\|$", title="(b) distance to PS")
+    bx.legend(fontsize=7)
+    lr = data["lr"]
+    fig.suptitle(f"Fig. 5: credit scoring ({data['source']} data), E=5, batch 4, "
+                 f"$\\eta_t={lr['lr0'] * lr['t0']:g}/(t+{lr['t0']:g})$, mean $\\pm$ std over {SEEDS} seeds")
+    return save(fig, path)
+
+
+@register("figure", "performative-fig5")
+def render(ctx):
+    """Performative FL Fig. 5: credit-scoring loss and distance to PS for the three schemes (and the released bug)."""
+    return draw(compute(ctx), ctx.figure_path("performative-fig5"))

@@ -1,0 +1,71 @@
+"""The factored exact-moment engine against the literal N x N recursion of digest §5.2 and against Monte Carlo."""
+
+import numpy as np
+import pytest
+
+from testbeds.gaussian_mean import gaussian_mean
+from theorylab.config import RunConfig
+from theorylab.exact.pfedavg_moments import pfedavg_moments, propagate, step_sizes
+from theorylab.kernels.pfedavg import full_participation
+from theorylab.performative.schemes import gradient_scales, weight_moments
+from theorylab.runner import run
+
+MEANS, EPS, P = [2.0, -1.0, 4.0, 0.5], [0.3, 1.3, -0.4, 0.8], [0.1, 0.4, 0.2, 0.3]
+LR = {"name": "inverse", "lr0": 0.3, "t0": 5}
+
+
+def literal(problem, E, lr, scheme, k, T):
+    """Digest §5.2 verbatim: mu <- A mu + b, S <- A S A + A mu b^T + b mu^T A + b b^T + diag(noise); aggregation
+    mu <- 1 a_bar^T mu, S <- tr(Omega S) 1 1^T."""
+    p, n = problem.p, problem.n_clients
+    q = gradient_scales(scheme, p)
+    abar, omega = weight_moments(scheme, p, k)
+    mu, S = np.full(n, problem.theta0), np.full((n, n), problem.theta0 ** 2)
+    means, seconds, cons = [p @ mu], [p @ S @ p], [p @ np.diag(S) - p @ S @ p]
+    for t, eta in enumerate(step_sizes(lr, T)):
+        A = np.diag(1 - eta * q * (1 - problem.eps))
+        b = eta * q * problem.m
+        S = A @ S @ A + np.outer(A @ mu, b) + np.outer(b, A @ mu) + np.outer(b, b) + np.diag((eta * q * problem.sigma) ** 2)
+        mu = A @ mu + b
+        if (t + 1) % E == 0:
+            mu, S = np.full(n, abar @ mu), np.full((n, n), np.sum(omega * S))
+        means.append(p @ mu)
+        seconds.append(p @ S @ p)
+        cons.append(p @ np.diag(S) - p @ S @ p)
+    return np.array(means), np.array(seconds), np.array(cons)
+
+
+@pytest.mark.parametrize("scheme, k", [("full", None), ("I", 3), ("II", 2), ("II_rescaled", 2), ("full_uniform", None)])
+def test_factored_equals_literal_recursion(scheme, k):
+    problem = gaussian_mean(MEANS, EPS, P, sigma=0.8, theta0=-3.0)
+    E, rounds = 3, 12
+    got = propagate(problem, E, LR, scheme, k, rounds)
+    means, seconds, cons = literal(problem, E, LR, scheme, k, E * rounds)
+    assert np.allclose(got.mean, means, rtol=1e-11, atol=1e-11)
+    assert np.allclose(got.second, seconds, rtol=1e-11, atol=1e-11)
+    assert np.allclose(got.consensus, cons, rtol=1e-9, atol=1e-11)
+    assert np.all(got.consensus[::E] == 0.0)
+
+
+@pytest.mark.parametrize("scheme, k", [("full", None), ("I", 2), ("II_rescaled", 2)])
+def test_exact_moments_agree_with_monte_carlo(scheme, k):
+    cfg = RunConfig(problem={"name": "gaussian_mean", "means": MEANS, "sensitivities": EPS, "weights": P, "sigma": 0.8,
+                             "theta0": -3.0},
+                    participation=full_participation(4),
+                    algorithm={"name": "pfedavg", "local_steps": 3, "lr": LR, "scheme": scheme, "k": k},
+                    rounds=12, replicas=3000, seed=2, every=4)
+    exact = pfedavg_moments(cfg)
+    trace = run(cfg)
+    problem = gaussian_mean(MEANS, EPS, P)
+    expected = exact.dist2(problem.theta_ps)[trace.rounds * 3]
+    lo, hi = trace.ci("server.dist2", level=0.999)
+    assert np.all((lo[1:] <= expected[1:]) & (expected[1:] <= hi[1:]))
+
+
+def test_engine_refuses_other_testbeds_and_algorithms():
+    cfg = RunConfig(problem={"name": "scalar_quadratic", "centers": [0, 1]}, participation=full_participation(2),
+                    algorithm={"name": "pfedavg"}, rounds=2)
+    with pytest.raises(ValueError, match="Gaussian-mean"):
+        pfedavg_moments(cfg)
+    with pytest.raises(ValueError, match="pfedavg"):
+        pfedavg_moments(cfg.replace(algorithm={"name": "fedavg"}))

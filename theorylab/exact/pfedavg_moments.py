@@ -1,0 +1,123 @@
+r"""Exact mean and second moment of P-FedAvg on the Gaussian-mean testbed (digest 003 §5.2).
+
+State :math:`x_t=(\theta_1^t,\dots,\theta_N^t)`.  A local step of client :math:`i` with gradient scale
+:math:`q_i` (:math:`Np_i` for the rescaled Scheme II, else 1) draws :math:`Z\sim\mathcal D_i(\theta_i^t)` and is
+affine in the state and the noise:
+
+.. math::
+    \theta_i\leftarrow a_{t,i}\theta_i+\eta_tq_im_i+\eta_tq_i\sigma_d\xi,\qquad a_{t,i}=1-\eta_tq_i(1-\epsilon_i).
+
+The digest writes the recursion for :math:`(\mu,S)=(\mathbb Ex,\mathbb Exx^\top)`:
+:math:`\mu\leftarrow A_t\mu+\eta_tm`, :math:`S\leftarrow A_tSA_t+\eta_t(A_t\mu m^\top+m\mu^\top A_t)+\eta_t^2mm^\top+\eta_t^2\sigma_d^2I`,
+and at aggregation (:math:`x\leftarrow\mathbf 1a^\top x`, :math:`a` independent of :math:`x`)
+:math:`\mu\leftarrow\mathbf 1\,\bar a^\top\mu`, :math:`S\leftarrow\mathrm{tr}(\Omega S)\mathbf 1\mathbf 1^\top` with
+:math:`(\bar a,\Omega)` from :func:`theorylab.performative.schemes.weight_moments`.
+
+We propagate it in factored form.  After each broadcast every client holds the same random
+:math:`X` (:math:`c=\mathbb EX`, :math:`s=\mathbb EX^2`); :math:`j` local steps later
+:math:`\theta_i=\alpha_iX+\beta_i+\nu_i` with deterministic :math:`\alpha_i,\beta_i` and independent noise of
+variance :math:`v_i` (:math:`\alpha\leftarrow a\alpha`, :math:`\beta\leftarrow a\beta+\eta qm`,
+:math:`v\leftarrow a^2v+\eta^2q^2\sigma_d^2`), so :math:`S_{ij}=\alpha_i\alpha_js+(\alpha_i\beta_j+\beta_i\alpha_j)c+\beta_i\beta_j+\delta_{ij}v_i`
+and one round is the scalar recursion
+
+.. math::
+    c'=\bar a^\top(\alpha c+\beta),\qquad s'=\alpha^\top\Omega\alpha\,s+2\alpha^\top\Omega\beta\,c+\beta^\top\Omega\beta+\textstyle\sum_i\Omega_{ii}v_i.
+
+This is exact (no truncation) and costs :math:`O(TN)`; the literal :math:`N\times N` recursion is the
+independent check in ``tests/test_pfedavg_moments.py``.  Outputs at every local iteration :math:`t`:
+:math:`\mathbb E\bar\theta^t`, :math:`\mathbb E(\bar\theta^t)^2` for the virtual average
+:math:`\bar\theta^t=\sum_ip_i\theta_i^t`, and the consensus error :math:`\sum_ip_i\mathbb E(\theta_i^t-\bar\theta^t)^2`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from testbeds.gaussian_mean import GaussianMean
+from theorylab.config import RunConfig
+from theorylab.kernels.pfedavg import pfedavg_params
+from theorylab.kernels.schedules import make_schedule
+from theorylab.performative.schemes import gradient_scales, weight_moments
+from theorylab.registry import build
+
+
+@dataclass
+class PFedAvgMoments:
+    local_steps: int
+    t: np.ndarray  # (T+1,) local iterations 0..T
+    mean: np.ndarray  # E[theta_bar^t]
+    second: np.ndarray  # E[(theta_bar^t)^2]
+    consensus: np.ndarray  # sum_i p_i E(theta_i^t - theta_bar^t)^2
+
+    def dist2(self, target: float) -> np.ndarray:
+        """:math:`\\mathbb E(\\bar\\theta^t-y)^2` for a fixed point :math:`y` (e.g. :math:`\\theta^{PS}`)."""
+        return self.second - 2.0 * target * self.mean + target * target
+
+    def at(self, t) -> "PFedAvgMoments":
+        """The moments at local iterations ``t`` only."""
+        idx = np.asarray(t, dtype=np.int64)
+        return PFedAvgMoments(self.local_steps, self.t[idx], self.mean[idx], self.second[idx], self.consensus[idx])
+
+
+def step_sizes(lr, horizon: int) -> np.ndarray:
+    """:math:`\\eta_t` for local iterations :math:`t=0..T-1` from a schedule spec (see :mod:`theorylab.kernels.schedules`)."""
+    schedule = make_schedule(lr)
+    return np.array([schedule(t) for t in range(horizon)], dtype=np.float64)
+
+
+def propagate(problem: GaussianMean, local_steps: int, lr, scheme: str = "full", k: int | None = None,
+              rounds: int = 1) -> PFedAvgMoments:
+    """Exact moments of ``rounds`` P-FedAvg rounds (``rounds * local_steps`` local iterations)."""
+    if not isinstance(problem, GaussianMean):
+        raise ValueError(f"exact P-FedAvg moments need the Gaussian-mean testbed; got {type(problem).__name__}")
+    E = int(local_steps)
+    if E != local_steps or E < 1 or int(rounds) != rounds or rounds < 1:
+        raise ValueError(f"local_steps and rounds must be integers >= 1; got {local_steps}, {rounds}")
+    rounds = int(rounds)
+    p = problem.p
+    abar, omega = weight_moments(scheme, p, k)
+    q = gradient_scales(scheme, p)
+    slope, drift, noise = q * (1.0 - problem.eps), q * problem.m, (q * problem.sigma) ** 2
+    eta = step_sizes(lr, rounds * E).reshape(rounds, E)
+
+    def local(j, alpha, beta, v):  # one more local step for every round at once
+        a = 1.0 - eta[:, j, None] * slope
+        return a * alpha, a * beta + eta[:, j, None] * drift, a * a * v + eta[:, j, None] ** 2 * noise
+
+    alpha, beta, v = np.ones((rounds, len(p))), np.zeros((rounds, len(p))), np.zeros((rounds, len(p)))
+    for j in range(E):
+        alpha, beta, v = local(j, alpha, beta, v)
+    A, B = alpha @ abar, beta @ abar
+    P = np.einsum("ri,ij,rj->r", alpha, omega, alpha)
+    Q = 2.0 * np.einsum("ri,ij,rj->r", alpha, omega, beta)
+    C = np.einsum("ri,ij,rj->r", beta, omega, beta) + v @ np.diag(omega)
+    c, s = np.empty(rounds + 1), np.empty(rounds + 1)
+    c[0], s[0] = problem.theta0, problem.theta0 ** 2
+    for r in range(rounds):
+        c[r + 1] = A[r] * c[r] + B[r]
+        s[r + 1] = P[r] * s[r] + Q[r] * c[r] + C[r]
+
+    T = rounds * E
+    mean, second, consensus = np.empty(T + 1), np.empty(T + 1), np.zeros(T + 1)
+    mean[::E], second[::E] = c, s
+    alpha, beta, v = np.ones((rounds, len(p))), np.zeros((rounds, len(p))), np.zeros((rounds, len(p)))
+    cr, sr = c[:-1, None], s[:-1, None]
+    for j in range(1, E):  # inside the rounds: virtual average and consensus error
+        alpha, beta, v = local(j - 1, alpha, beta, v)
+        pa, pb = alpha @ p, beta @ p
+        m_bar = pa * c[:-1] + pb
+        sq_bar = pa * pa * s[:-1] + 2 * pa * pb * c[:-1] + pb * pb + v @ (p * p)
+        own = (alpha * alpha * sr + 2 * alpha * beta * cr + beta * beta + v) @ p
+        mean[j::E], second[j::E], consensus[j::E] = m_bar, sq_bar, own - sq_bar
+    return PFedAvgMoments(E, np.arange(T + 1), mean, second, consensus)
+
+
+def pfedavg_moments(config: RunConfig) -> PFedAvgMoments:
+    """Exact moments of the P-FedAvg run described by ``config`` (``config.rounds`` rounds)."""
+    spec = config.algorithm
+    if spec.get("name") != "pfedavg":
+        raise ValueError(f"exact P-FedAvg moments need the 'pfedavg' algorithm; got {spec.get('name')!r}")
+    prm = pfedavg_params(**{key: value for key, value in spec.items() if key != "name"})
+    return propagate(build("testbed", config.problem), rounds=config.rounds, **prm)
