@@ -86,7 +86,7 @@ class Network:
     """
 
     def __init__(self, model: str, train: ImageSet, test: ImageSet, parts, batch_size: int = 128,
-                 strategy: str = "auto", chunk_size: int = 16, weights: str = "uniform", eval_train: int | None = 2000,
+                 strategy: str = "auto", chunk_size: int = 64, weights: str = "uniform", eval_train: int | None = 2000,
                  eval_test: int | None = None, eval_batch: int = 1000, augment: str | None = None,
                  input_shape=None, seed: int = 0, device="cpu", dtype=torch.float32):
         if strategy not in STRATEGIES:
@@ -304,14 +304,14 @@ def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float,
 def image_testbed(dataset: str, model: str = "cnn_cifar", clients: int = 100, partition: str = "dirichlet",
                   alpha: float = 0.1, classes_per_client: int = 2, min_size: int = 1, batch_size: int = 128,
                   train_size: int | None = None, eval_train: int | None = 2000, eval_test: int | None = None,
-                  eval_batch: int = 1000, strategy: str = "auto", chunk_size: int = 16, weights: str = "uniform",
-                  augment: str | None = None, seed: int = 0, root=None, data: dict | None = None,
+                  eval_batch: int = 1000, strategy: str = "auto", chunk_size: int = 64, weights: str = "uniform",
+                  augment: str | None = None, input_shape=None, seed: int = 0, root=None, data: dict | None = None,
                   device="cpu", dtype=torch.float32) -> Network:
     """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``."""
     train, test, parts = client_data(dataset, clients, partition, alpha, classes_per_client, min_size, train_size,
                                      seed, root, data)
     return Network(model, train, test, parts, batch_size, strategy, chunk_size, weights, eval_train, eval_test,
-                   eval_batch, augment, None, seed, device, dtype)
+                   eval_batch, augment, input_shape, seed, device, dtype)
 
 
 TESTBEDS = {

