@@ -4,10 +4,13 @@ r"""Learning curves of network runs: mean :math:`\pm` one standard deviation ove
 traces of a curve are its seeds.  The top row shows test accuracy (%), the bottom row training loss
 on a log scale (as FedAWE Fig. 7), each at the curve's evaluation point (``"server"`` unless the
 label maps to another point in ``points``).  The registered figure ``fedawe-cnn-curves`` draws the
-runs of the claim ``fedawe_cnn.table2`` (:mod:`validations.fedawe_cnn`).
+runs of the claim ``fedawe_cnn.table2`` (:mod:`validations.fedawe_cnn`): its full (FMNIST CNN) setup
+on a GPU, its quick setup otherwise.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -50,7 +53,11 @@ def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str]
 
 @register("figure", "fedawe-cnn-curves")
 def render(ctx):
-    """Learning curves of FedAWE's Table 2 comparison (mean ± std over seeds), quick or full setup."""
+    """Learning curves of FedAWE's Table 2 comparison (mean ± std over runs): the FMNIST CNN on a GPU, else quick."""
+    import torch
+
     from validations import fedawe_cnn
 
+    if not ctx.quick and not torch.cuda.is_available():  # the CPU full setup takes tens of minutes; keep figures cheap
+        ctx = dataclasses.replace(ctx, quick=True)
     return fedawe_cnn.draw_curves(ctx, fedawe_cnn.compare(ctx))

