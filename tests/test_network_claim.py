@@ -24,6 +24,8 @@ def test_ordering_verdicts():
     assert check("c", [75.2, 74, 76], [75, 75, 75], ">=").verdict == "holds"  # mean difference >= 0
     assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
     assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
+    diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
+    assert diverged.verdict == "inconclusive" and "1 run(s) diverged" in diverged.note
     c = check("c", [80, 81, 82], [70, 70.5, 71], ">")
     assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
 

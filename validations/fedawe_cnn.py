@@ -153,6 +153,9 @@ def ordering_check(name: str, better: np.ndarray, worse: np.ndarray, relation: s
     else:
         verdict = "holds" if mean >= 0 else "inconclusive"
     per_run = ", ".join(f"{d:+.2f}" for d in diff)
+    diverged = int((~np.isfinite(diff)).sum())
+    if diverged:
+        note = f"{diverged} run(s) diverged (the runner's divergence detector), so the ordering cannot be judged. {note}"
     return Check(name, mean, 0.0, relation, verdict, ci=(lo, hi),
                  note=f"paired differences per run (points): {per_run}; {CONFIDENCE:.0%} t-interval. {note}".strip())
 
