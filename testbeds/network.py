@@ -195,10 +195,7 @@ class Network:
         mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
         pairs = mask.nonzero()
         if len(pairs):
-            r, i = pairs[:, 0], pairs[:, 1]
-            select = lambda t: None if t is None else t[r, i]  # noqa: E731
-            out[r, i] = GRADIENTS[self.strategy](self, x[r, i], draw.index[r, i], select(draw.crop),
-                                                 select(draw.flip), select(draw.seed))
+            GRADIENTS[self.strategy](self, x, pairs, draw, out)
         return out
 
     # ----- evaluation --------------------------------------------------------------------------------
@@ -257,29 +254,38 @@ def _dropout_rng(device: torch.device, seed):
         yield
 
 
-def loop_grads(problem: Network, rows, index, crop, flip, seed) -> torch.Tensor:
-    """Strategy ``loop``: one reverse pass per client."""
-    out = torch.empty_like(rows)
-    for j in range(len(rows)):
-        x = problem.inputs("train", index[j:j + 1], None if crop is None else crop[j:j + 1],
-                           None if flip is None else flip[j:j + 1])[0]
-        flat = rows[j].detach().requires_grad_(True)
-        with _dropout_rng(problem.device, None if seed is None else seed[j]), torch.enable_grad():
-            loss = problem.loss(flat, x, problem._labels["train"][index[j]])
-            out[j] = torch.autograd.grad(loss, flat)[0]
-    return out
+def _per_pair(draw: Draw, pairs: torch.Tensor) -> Draw:
+    """The draw's entries of the (replica, client) ``pairs``, each with a leading axis over pairs."""
+    r, i = pairs[:, 0], pairs[:, 1]
+    return Draw(*(None if t is None else t[r, i] for t in draw))
 
 
-def vmap_grads(problem: Network, rows, index, crop, flip, seed) -> torch.Tensor:
-    """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` clients."""
+def _part(t: torch.Tensor | None, part: slice) -> torch.Tensor | None:
+    return None if t is None else t[part]
+
+
+def loop_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
+    """Strategy ``loop``: one reverse pass per active client, written straight into its row of ``out``."""
+    rows = _per_pair(draw, pairs)
+    for j, (r, i) in enumerate(pairs.tolist()):
+        part = slice(j, j + 1)
+        inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))[0]
+        flat = x[r, i].detach().requires_grad_(True)
+        with _dropout_rng(problem.device, _part(rows.seed, j)), torch.enable_grad():
+            loss = problem.loss(flat, inputs, problem._labels["train"][rows.index[j]])
+            out[r, i] = torch.autograd.grad(loss, flat)[0]
+
+
+def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
+    """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` active clients."""
     grad = torch.func.vmap(torch.func.grad(problem.loss), randomness="different")
-    out = torch.empty_like(rows)
-    for start in range(0, len(rows), problem.chunk_size):
+    rows = _per_pair(draw, pairs)
+    for start in range(0, len(pairs), problem.chunk_size):
         part = slice(start, start + problem.chunk_size)
-        x = problem.inputs("train", index[part], None if crop is None else crop[part], None if flip is None else flip[part])
-        with _dropout_rng(problem.device, None if seed is None else seed[start]):
-            out[part] = grad(rows[part].detach(), x, problem._labels["train"][index[part]])
-    return out
+        r, i = pairs[part, 0], pairs[part, 1]
+        inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))
+        with _dropout_rng(problem.device, _part(rows.seed, start)):
+            out[r, i] = grad(x[r, i].detach(), inputs, problem._labels["train"][rows.index[part]])
 
 
 GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads}
