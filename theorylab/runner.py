@@ -15,6 +15,7 @@ evaluation point stops being finite or its squared norm exceeds
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 import torch
@@ -42,20 +43,25 @@ def build_run(config: RunConfig):
     return problem, process, algorithm
 
 
-def run(config: RunConfig, store: Store | None = None, progress_bar: bool | None = None) -> Trace:
-    """Run ``config`` (or read it from ``store``) and return its trace."""
+def run(config: RunConfig, store: Store | None = None, progress_bar: bool | None = None,
+        on_record: Callable[[int, dict[str, np.ndarray], int], None] | None = None) -> Trace:
+    """Run ``config`` (or read it from ``store``) and return its trace.
+
+    ``on_record(t, metrics, participations)``, if given, is called after every evaluation of a
+    simulated run with the round, the per-replica metrics of that round and the number of
+    (replica, client) participations so far (for throughput displays)."""
     key = config.key()
     if store is not None:
         cached = store.get(key)
         if cached is not None:
             return cached
-    trace = _simulate(config, progress_bar)
+    trace = _simulate(config, progress_bar, on_record)
     if store is not None:
         store.put(key, trace)
     return trace
 
 
-def _simulate(config: RunConfig, progress_bar: bool | None) -> Trace:
+def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> Trace:
     started = time.perf_counter()
     problem, process, algorithm = build_run(config)
     R = config.replicas
@@ -68,6 +74,7 @@ def _simulate(config: RunConfig, progress_bar: bool | None) -> Trace:
     eval_rounds = sorted({0, config.rounds, *range(config.every, config.rounds, config.every)})
     records: list[dict[str, np.ndarray]] = []
     diverged_at = np.full(R, -1)
+    participations = torch.zeros((), dtype=torch.int64, device=x0.device)
 
     def record(t: int) -> None:
         points = algorithm.points(state)
@@ -82,10 +89,13 @@ def _simulate(config: RunConfig, progress_bar: bool | None) -> Trace:
         for v in host.values():
             v[diverged_at >= 0] = np.inf
         records.append(host)
+        if on_record is not None:
+            on_record(t, host, int(participations))
 
     record(0)
     for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
         pstate, active = process.draw(pstate, t, streams)
+        participations += active.sum()
         state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
         if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
             record(t + 1)

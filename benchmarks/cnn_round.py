@@ -1,0 +1,229 @@
+"""Benchmark: one federated round of the FedAWE CIFAR CNN, three ways, in one run.
+
+Setting (issue 5): ``--clients`` clients (default 100), all active, ``--steps`` local SGD steps (10) of
+batch ``--batch`` (128) on 32x32x3 inputs (seeded synthetic images, as CIFAR-10 cannot be obtained
+here), the Table 6 CIFAR-10 CNN (551,786 parameters), FedAvg over active clients.
+
+* **kernels**: theorylab's FedAvg kernel on the flat-parameter network problem, for each gradient
+  strategy allowed on the device (``loop``; ``vmap`` too on a GPU); the best is reported;
+* **research loop**: the papers' code style (FedAWE's ``varying_main.py``): one ``nn.Module``, per
+  active client ``load_state_dict`` of the global weights, a new ``torch.optim.SGD``, 10 steps, then a
+  ``state_dict`` deep copy for the aggregate; data pre-normalised on the device (as that code does);
+* **ceiling**: centralised training of one model on the same number of samples per round: ``--steps``
+  SGD steps of one large batch of ``clients x batch`` samples (``--ceiling-batch`` to cap it).
+
+Throughput is training samples per second (clients x steps x batch per round).  Each method runs in
+its own subprocess so that its peak memory is its own: peak resident set size (CPU; it includes the
+data, torch and the other method-independent overhead) and, on a GPU,
+``torch.cuda.max_memory_allocated``.  Every method times ``--rounds`` rounds after one warm-up round;
+the median is reported.  Rounds of the methods alternate (each method is a persistent worker
+process), so load drift on a shared machine affects all of them alike.  Targets on a GPU: kernels >= 5x the research loop and >= 50% of the ceiling.
+
+Run: ``python benchmarks/cnn_round.py [--clients 100] [--device cuda]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from testbeds.models import build_model
+from testbeds.network import image_testbed
+from theorylab.config import RunConfig
+from theorylab.kernels.algorithm import Round
+from theorylab.rng import Streams
+from theorylab.runner import build_run
+
+LR = 0.05
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def problem_spec(args, strategy: str) -> dict:
+    return {"name": "synthetic", "model": "cnn_cifar", "clients": args.clients, "partition": "iid",
+            "batch_size": args.batch, "strategy": strategy, "chunk_size": args.chunk, "eval_train": 100,
+            "eval_test": 100, "data": {"train_size": args.clients * args.batch, "test_size": 100}}
+
+
+def kernel_rounds(args, strategy: str):
+    """Generator: each ``next`` times one FedAvg round of the kernel (all clients active)."""
+    config = RunConfig(problem=problem_spec(args, strategy),
+                       participation={"name": "bernoulli", "p": [1.0] * args.clients},
+                       algorithm={"name": "fedavg", "local_steps": args.steps, "lr": LR}, rounds=0,
+                       device=args.device, dtype="float32")
+    problem, process, algorithm = build_run(config)
+    streams = Streams(0, 1, args.device)
+    state = algorithm.init(problem, problem.initial_point(1, streams))
+    t = 0
+    while True:
+        started = time.perf_counter()
+        _, active = process.draw(None, t, streams)
+        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
+        synchronize(args.device)
+        t += 1
+        yield time.perf_counter() - started
+
+
+def client_tensors(args):
+    """The same synthetic data, normalised once on the device, split into per-client tensors."""
+    problem = image_testbed("synthetic", **{k: v for k, v in problem_spec(args, "loop").items() if k != "name"},
+                            device=args.device)
+    x = torch.cat([problem.inputs("train", torch.as_tensor(part, device=args.device)) for part in problem.parts])
+    y = torch.cat([problem._labels["train"][torch.as_tensor(part, device=args.device)] for part in problem.parts])
+    sizes = [len(p) for p in problem.parts]
+    return list(zip(x.split(sizes), y.split(sizes)))
+
+
+def research_rounds(args):
+    """Generator: each ``next`` times one round written like the papers' research code."""
+    data = client_tensors(args)
+    model = build_model("cnn_cifar", generator=torch.Generator().manual_seed(0), device=args.device)
+    global_state = copy.deepcopy(model.state_dict())
+    gen = torch.Generator(device=args.device).manual_seed(0)
+    while True:
+        started = time.perf_counter()
+        updates = []
+        for x, y in data:
+            model.load_state_dict(global_state)
+            optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+            for _ in range(args.steps):
+                batch = torch.randint(0, len(y), (args.batch,), device=args.device, generator=gen)
+                optimizer.zero_grad()
+                F.cross_entropy(model(x[batch]), y[batch]).backward()
+                optimizer.step()
+            updates.append(copy.deepcopy(model.state_dict()))
+        global_state = {k: torch.stack([u[k] for u in updates]).mean(0) for k in global_state}
+        synchronize(args.device)
+        yield time.perf_counter() - started
+
+
+def ceiling_rounds(args):
+    """Generator: each ``next`` times ``steps`` centralised SGD steps on batches of clients x batch samples."""
+    data = client_tensors(args)
+    x, y = torch.cat([d[0] for d in data]), torch.cat([d[1] for d in data])
+    model = build_model("cnn_cifar", generator=torch.Generator().manual_seed(0), device=args.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    gen = torch.Generator(device=args.device).manual_seed(0)
+    size = args.ceiling_batch or args.clients * args.batch
+    per_round = args.clients * args.batch * args.steps
+    while True:
+        started = time.perf_counter()
+        done = 0
+        while done < per_round:
+            batch = torch.randint(0, len(y), (min(size, per_round - done),), device=args.device, generator=gen)
+            optimizer.zero_grad()
+            F.cross_entropy(model(x[batch]), y[batch]).backward()
+            optimizer.step()
+            done += len(batch)
+        synchronize(args.device)
+        yield time.perf_counter() - started
+
+
+def worker(args) -> None:
+    """Serve one method: after a warm-up round, answer ``round`` with its seconds and ``stats`` with peak memory."""
+    method, _, strategy = args.worker.partition(":")
+    rounds = {"kernel": lambda: kernel_rounds(args, strategy), "research": lambda: research_rounds(args),
+              "ceiling": lambda: ceiling_rounds(args)}[method]()
+    next(rounds)
+    print("ready", flush=True)
+    for command in sys.stdin:
+        if command.strip() == "round":
+            print(next(rounds), flush=True)
+        else:
+            print(json.dumps({
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "peak_cuda_mb": torch.cuda.max_memory_allocated() / 2**20 if args.device.startswith("cuda") else None,
+            }), flush=True)
+
+
+class Worker:
+    """A method in its own process (so its peak memory is its own), driven one round at a time."""
+
+    def __init__(self, args, name: str):
+        forwarded = ["--clients", str(args.clients), "--steps", str(args.steps), "--batch", str(args.batch),
+                     "--device", args.device, "--chunk", str(args.chunk), "--ceiling-batch", str(args.ceiling_batch)]
+        self.name, self.seconds, self.error = name, [], None
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", name, *forwarded], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            self.error = self.proc.communicate()[1].strip().splitlines()[-1]
+
+    def round(self) -> None:
+        if self.error is None:
+            self.proc.stdin.write("round\n")
+            self.proc.stdin.flush()
+            self.seconds.append(float(self.proc.stdout.readline()))
+
+    def stats(self) -> dict:
+        if self.error is not None:
+            return {"error": self.error}
+        self.proc.stdin.write("stats\n")
+        self.proc.stdin.flush()
+        stats = json.loads(self.proc.stdout.readline())
+        self.proc.stdin.close()
+        self.proc.wait()
+        return {**stats, "seconds": self.seconds}
+
+
+def strategies(device: str) -> list[str]:
+    """Gradient strategies the network problem allows for a float32 CNN on ``device``."""
+    return ["loop"] if device == "cpu" else ["loop", "vmap"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per method after one warm-up")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--chunk", type=int, default=64, help="clients per vmap call")
+    parser.add_argument("--ceiling-batch", type=int, default=0, help="cap on the ceiling's batch (0: clients x batch)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    print(f"one FedAvg round: {args.clients} clients x {args.steps} steps x batch {args.batch}, FedAWE CIFAR CNN, "
+          f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    workers = [Worker(args, f"kernel:{s}") for s in strategies(args.device)]
+    workers += [Worker(args, "research"), Worker(args, "ceiling")]
+    for _ in range(args.rounds):  # alternate, so that load drift on a shared machine hits every method alike
+        for w in workers:
+            w.round()
+    samples = args.clients * args.steps * args.batch
+    results = {}
+    for w in workers:
+        results[w.name] = w.stats()
+        if "seconds" in results[w.name]:
+            results[w.name]["samples_per_s"] = samples / float(np.median(results[w.name]["seconds"]))
+    print(f"{'method':>16} {'samples/s':>11} {'peak RSS MB':>12} {'peak CUDA MB':>13}")
+    for name, r in results.items():
+        if "error" in r:
+            print(f"{name:>16} failed: {r['error']}")
+            continue
+        cuda = f"{r['peak_cuda_mb']:13.0f}" if r["peak_cuda_mb"] is not None else f"{'-':>13}"
+        print(f"{name:>16} {r['samples_per_s']:11.0f} {r['peak_rss_mb']:12.0f} {cuda}")
+    kernels = {k: r for k, r in results.items() if k.startswith("kernel") and "error" not in r}
+    if kernels and "error" not in results["research"] and "error" not in results["ceiling"]:
+        best = max(kernels, key=lambda k: kernels[k]["samples_per_s"])
+        rate = kernels[best]["samples_per_s"]
+        print(f"best kernel strategy: {best.split(':')[1]}")
+        print(f"kernels / research loop = {rate / results['research']['samples_per_s']:.2f}x   (GPU target >= 5x)")
+        print(f"kernels / ceiling       = {rate / results['ceiling']['samples_per_s']:.1%}  (GPU target >= 50%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+r"""Learning curves of network runs: mean :math:`\pm` one standard deviation over seeds, per round.
+
+``draw(panels, path)`` takes ``{panel title: {curve label: [Trace, ...]}}``; the replicas of all
+traces of a curve are its seeds.  The top row shows test accuracy (%), the bottom row training loss
+on a log scale (as FedAWE Fig. 7), each at the curve's evaluation point (``"server"`` unless the
+label maps to another point in ``points``).  The registered figure ``fedawe-cnn-curves`` draws the
+runs of the claim ``fedawe_cnn.table2`` (:mod:`validations.fedawe_cnn`): its full (FMNIST CNN) setup
+on a GPU, its quick setup otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from theorylab.plotting import pyplot, save
+from theorylab.registry import register
+from theorylab.trace import Trace
+
+ROWS = (("test_acc", "test accuracy (%)", 100.0, "linear"), ("train_loss", "training loss", 1.0, "log"))
+
+
+def seeds_by_round(traces: list[Trace], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Evaluation rounds and the ``(seeds, rounds)`` values of ``metric`` over all replicas of ``traces``."""
+    rounds = traces[0].rounds
+    if any(len(t.rounds) != len(rounds) or np.any(t.rounds != rounds) for t in traces):
+        raise ValueError("traces of one curve must share their evaluation rounds")
+    return rounds, np.concatenate([t.metrics[metric] for t in traces], axis=0)
+
+
+def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str] | None = None, title: str = ""):
+    plt = pyplot()
+    points = points or {}
+    fig, axes = plt.subplots(len(ROWS), len(panels), figsize=(3.6 * len(panels), 5.2), squeeze=False,
+                             constrained_layout=True)
+    for col, (panel, curves) in enumerate(panels.items()):
+        for row, (metric, ylabel, scale, yscale) in enumerate(ROWS):
+            ax = axes[row, col]
+            for label, traces in curves.items():
+                rounds, values = seeds_by_round(traces, f"{points.get(label, 'server')}.{metric}")
+                mean, std = values.mean(0) * scale, values.std(0) * scale
+                line, = ax.plot(rounds, mean, label=f"{label} (n={len(values)})", lw=1.2)
+                ax.fill_between(rounds, mean - std, mean + std, color=line.get_color(), alpha=0.2, lw=0)
+            ax.set(yscale=yscale, xlabel="round", ylabel=ylabel)
+            if row == 0:
+                ax.set_title(panel)
+    axes[0, 0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    return save(fig, path)
+
+
+@register("figure", "fedawe-cnn-curves")
+def render(ctx):
+    """Learning curves of FedAWE's Table 2 comparison (mean ± std over runs): the FMNIST CNN on a GPU, else quick."""
+    import torch
+
+    from validations import fedawe_cnn
+
+    if not ctx.quick and not torch.cuda.is_available():  # the CPU full setup takes tens of minutes; keep figures cheap
+        ctx = dataclasses.replace(ctx, quick=True)
+    return fedawe_cnn.draw_curves(ctx, fedawe_cnn.compare(ctx))

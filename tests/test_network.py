@@ -1,0 +1,156 @@
+"""The network problem: flat parameters, minibatch sampling, gradient strategies, metrics, training through the runner."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from testbeds.models import build_model
+from testbeds.network import Network, image_testbed
+from theorylab.config import RunConfig
+from theorylab.rng import Streams
+from theorylab.runner import run
+
+TINY = {"data": {"train_size": 120, "test_size": 40, "channels": 1, "size": 8, "noise": 40.0}, "clients": 6,
+        "partition": "iid", "batch_size": 5, "eval_train": None}
+
+
+def tiny(model="mlp", dtype=torch.float64, **kw):
+    shape = (1, 8, 8)
+    return image_testbed("synthetic", model=model, dtype=dtype, input_shape=shape, **{**TINY, **kw})
+
+
+def module_grad(problem: Network, flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Independent reference: an ordinary nn.Module loaded with ``flat``, autograd on the same minibatch."""
+    module = build_model(problem.model_name, problem.input_shape, problem.classes, dtype=problem.dtype)
+    torch.nn.utils.vector_to_parameters(flat.detach().clone(), module.parameters())
+    x = problem.inputs("train", index)
+    F.cross_entropy(module(x), problem._labels["train"][index]).backward()
+    return torch.cat([p.grad.reshape(-1) for p in module.parameters()])
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn_cifar"])
+def test_loop_and_vmap_give_the_same_gradients_in_float64(model):
+    problem = tiny(model)
+    streams = Streams(0, 2)
+    x = problem.initial_point(2, streams).unsqueeze(1).repeat(1, problem.n_clients, 1)
+    x += 0.01 * torch.randn(x.shape, dtype=x.dtype, generator=torch.Generator().manual_seed(0))
+    draw = problem.sample(streams, 1)[0]
+    problem.strategy = "loop"
+    loop = problem.stochastic_grads(x, draw)
+    problem.strategy, problem.chunk_size = "vmap", 4  # chunks of 4 over 12 (replica, client) rows
+    vmap = problem.stochastic_grads(x, draw)
+    assert torch.allclose(loop, vmap, rtol=1e-10, atol=1e-12)
+    reference = module_grad(problem, x[1, 3], draw.index[1, 3])
+    assert torch.allclose(loop[1, 3], reference, rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_is_refused_for_float32_conv_models_on_cpu():
+    with pytest.raises(ValueError, match="strategy='vmap' is refused"):
+        tiny("cnn_svhn", dtype=torch.float32, strategy="vmap")
+    assert tiny("cnn_svhn", dtype=torch.float32).strategy == "loop"
+    assert tiny("mlp", dtype=torch.float32).strategy == "vmap"
+
+
+def test_only_active_clients_are_computed():
+    problem = tiny("mlp")
+    streams = Streams(1, 1)
+    x = problem.initial_point(1, streams).unsqueeze(1).expand(-1, problem.n_clients, -1)
+    draw = problem.sample(streams, 1)[0]
+    active = torch.tensor([[True, False, True, False, False, True]])
+    some, every = problem.stochastic_grads(x, draw, active), problem.stochastic_grads(x, draw)
+    assert torch.equal(some[~active], torch.zeros_like(some[~active]))
+    assert torch.equal(some[active], every[active])
+
+
+def test_flat_vector_round_trip():
+    problem = tiny("cnn_cifar")
+    module = build_model("cnn_cifar", problem.input_shape, 10, torch.Generator().manual_seed(2), dtype=torch.float64)
+    flat = problem.flatten(module)
+    assert flat.shape == (problem.dim,)
+    for (name, p), view in zip(module.named_parameters(), problem.unflatten(flat).values()):
+        assert torch.equal(p, view), name
+
+
+def test_minibatches_come_from_the_client_uniformly_and_reproducibly():
+    problem = tiny("logistic", batch_size=4000)
+    a = problem.sample(Streams(3, 2), 2)
+    b = problem.sample(Streams(3, 2), 2)
+    assert all(torch.equal(u.index, v.index) for u, v in zip(a, b))
+    single = problem.sample(Streams(3, 1), 2)  # replica 0 does not depend on how many replicas run
+    assert torch.equal(single[1].index[0], a[1].index[0])
+    for i, part in enumerate(problem.parts):
+        drawn = a[0].index[0, i].numpy()
+        assert set(drawn) <= set(part.tolist())
+        counts = np.bincount(np.searchsorted(part, drawn), minlength=len(part))
+        expected = 4000 / len(part)  # with replacement, uniform over the client's 20 samples
+        assert np.all(np.abs(counts - expected) < 6 * np.sqrt(expected))
+
+
+def test_metrics_match_an_independent_evaluation():
+    problem = tiny("mlp", eval_test=17)
+    x = problem.initial_point(2, Streams(0, 2))
+    values = problem.metrics(x)
+    module = build_model("mlp", problem.input_shape, 10, dtype=torch.float64)
+    torch.nn.utils.vector_to_parameters(x[1].clone(), module.parameters())
+    for split in ("train", "test"):
+        index = problem._eval[split]
+        with torch.no_grad():
+            logits = module(problem.inputs(split, index))
+        y = problem._labels[split][index]
+        assert values[f"{split}_loss"][1].item() == pytest.approx(F.cross_entropy(logits, y).item(), rel=1e-12)
+        assert values[f"{split}_acc"][1].item() == pytest.approx((logits.argmax(1) == y).double().mean().item())
+    assert len(problem._eval["test"]) == 17 and len(problem._eval["train"]) == 120
+
+
+def test_dropout_draws_come_from_the_data_stream():
+    problem = tiny("cnn_cinic", data={**TINY["data"], "size": 8})
+    streams = Streams(0, 1)
+    x = problem.initial_point(1, streams).unsqueeze(1).expand(-1, problem.n_clients, -1)
+    draws = problem.sample(streams, 2)
+    state = torch.get_rng_state()
+    first, again = problem.stochastic_grads(x, draws[0]), problem.stochastic_grads(x, draws[0])
+    assert torch.equal(torch.get_rng_state(), state)  # global state untouched
+    assert torch.equal(first, again)
+    reseeded = draws[0]._replace(seed=draws[1].seed)
+    assert not torch.equal(first, problem.stochastic_grads(x, reseeded))
+
+
+def test_augmentation_draws_and_shapes():
+    problem = tiny("cnn_cifar", augment="crop_flip")
+    draw = problem.sample(Streams(0, 1), 1)[0]
+    assert draw.crop.shape == (1, problem.n_clients, 2) and int(draw.crop.max()) <= 8
+    assert draw.flip.dtype == torch.bool
+    x = problem.inputs("train", draw.index[0], draw.crop[0], draw.flip[0])
+    assert x.shape == (problem.n_clients, 5, 1, 8, 8)
+
+
+def test_fedavg_trains_a_network_through_the_runner():
+    spec = {"name": "synthetic", "model": "mlp", "input_shape": [1, 8, 8], **TINY, "clients": 4, "batch_size": 16}
+    config = RunConfig(problem=spec, participation={"name": "bernoulli", "p": [1.0] * 4},
+                       algorithm={"name": "fedavg", "local_steps": 5, "lr": 0.1}, rounds=15, replicas=2, seed=0,
+                       every=5, dtype="float32")
+    trace = run(config)
+    loss, acc = trace.metrics["server.train_loss"], trace.metrics["server.test_acc"]
+    assert loss.shape == (2, 4) and np.all(loss[:, -1] < 0.5 * loss[:, 0])
+    assert np.all(acc[:, -1] > 0.6)  # 10 classes: chance is 0.1
+    assert np.array_equal(run(config).metrics["server.test_acc"], acc)  # same seed, same trace
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strategy", ["loop", "vmap"])
+def test_cuda_gradients_match_a_float64_cpu_loop(strategy):
+    # vmap's batched conv backward returned wrong gradients on this project's CPU (testbeds/network.py);
+    # on a GPU it is the fast strategy, so check every client against float64 (TF32 convs: tolerance 1e-2)
+    spec = {"model": "cnn_cifar", "clients": 64, "batch_size": 32, "partition": "iid", "eval_train": 10,
+            "eval_test": 10, "data": {"train_size": 64 * 32, "test_size": 10}}
+    gpu = image_testbed("synthetic", device="cuda", strategy=strategy, chunk_size=16, **spec)
+    cpu = image_testbed("synthetic", dtype=torch.float64, strategy="loop", **spec)
+    streams = Streams(0, 1)
+    x = cpu.initial_point(1, streams).unsqueeze(1).repeat(1, 64, 1)
+    x += 0.01 * torch.randn(x.shape, dtype=x.dtype, generator=torch.Generator().manual_seed(0))
+    draw = cpu.sample(streams, 1)[0]
+    reference = cpu.stochastic_grads(x, draw)
+    got = gpu.stochastic_grads(x.float().cuda(), draw._replace(index=draw.index.cuda())).double().cpu()
+    error = (got - reference).norm(dim=-1) / reference.norm(dim=-1)
+    assert error.max().item() < 1e-2, error.max().item()

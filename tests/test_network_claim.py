@@ -1,0 +1,95 @@
+"""Machinery of the Table 2 ordering claim and of `theorylab train`, on tiny synthetic data."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from testbeds.network import fedawe_participation
+from testbeds.training import evaluation_point, final_accuracy
+from theorylab.claims import Context
+from theorylab.cli import main
+from theorylab.store import Store
+from validations import fedawe_cnn
+
+TINY = {"name": "synthetic", "model": "mlp", "input_shape": [1, 8, 8], "clients": 6, "alpha": 0.5, "batch_size": 8,
+        "eval_train": None, "data": {"train_size": 120, "test_size": 40, "channels": 1, "size": 8, "noise": 40.0}}
+
+
+def test_ordering_verdicts():
+    check = fedawe_cnn.ordering_check
+    assert check("c", [80, 81, 82], [70, 70.5, 71], ">").verdict == "holds"
+    assert check("c", [70, 70.5, 71], [80, 81, 82], ">").verdict == "violated"
+    assert check("c", [80, 70, 75], [75, 76, 74], ">").verdict == "inconclusive"  # interval straddles 0
+    assert check("c", [75.2, 74, 76], [75, 75, 75], ">=").verdict == "holds"  # mean difference >= 0
+    assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
+    assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
+    diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
+    assert diverged.verdict == "inconclusive" and "1 run(s) diverged" in diverged.note
+    c = check("c", [80, 81, 82], [70, 70.5, 71], ">")
+    assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
+
+
+def test_algorithms_missing_from_the_registry_are_skipped():
+    algorithms = ({"label": "Ghost", "spec": {"name": "no_such_algorithm"}, "lr0": 0.1}, *fedawe_cnn.ALGORITHMS[1:])
+    usable, skipped = fedawe_cnn.registered(algorithms)
+    assert skipped == ["Ghost"] and [a["label"] for a in usable] == ["FedAvg over active", "FedAvg over all"]
+
+
+def test_compare_runs_every_cell_and_draws_curves(tmp_path):
+    setup = dataclasses.replace(fedawe_cnn.QUICK, problem=TINY, dynamics=("stationary", "sine"), rounds=4, every=2,
+                                window=2, local_steps=2, replicas=2)
+    ctx = Context(quick=True, figure_dir=tmp_path)
+    algorithms = ({"label": "Ghost", "spec": {"name": "no_such_algorithm"}, "lr0": 0.1}, *fedawe_cnn.ALGORITHMS[1:])
+    result = fedawe_cnn.compare(ctx, setup, algorithms)
+    assert result["skipped"] == ["Ghost"]
+    assert set(result["traces"]) == {(d, a) for d in ("stationary", "sine") for a in ("FedAvg over active",
+                                                                                      "FedAvg over all")}
+    trace = result["traces"][("sine", "FedAvg over all")][0]
+    assert trace.metrics["server.test_acc"].shape == (2, 3)
+    assert trace.config["participation"]["dynamics"] == "sine"
+    assert final_accuracy(trace, "server", 2).shape == (2,)
+    assert fedawe_cnn.draw_curves(ctx, result).stat().st_size > 10_000
+
+
+def test_evaluation_point_prefers_the_named_point():
+    class FakeTrace:
+        metrics = {"server.test_acc": None, "mean.test_acc": None}
+
+    assert evaluation_point(FakeTrace(), "mean") == "mean"
+    assert evaluation_point(FakeTrace(), "average") == "mean"  # the only point besides the server
+    FakeTrace.metrics = {"server.test_acc": None}
+    with pytest.raises(ValueError, match="not in the trace"):
+        evaluation_point(FakeTrace(), "mean")
+
+
+def test_availability_follows_the_partition_labels():
+    spec = {**TINY, "seed": 3}
+    participation = fedawe_participation(spec, "interleaved_sine", gamma=0.2)
+    assert participation["name"] == "bernoulli" and participation["dynamics"] == "interleaved_sine"
+    assert len(participation["p"]) == 6 and all(0 <= p <= 1 for p in participation["p"])
+    assert participation["gamma"] == 0.2
+    with pytest.raises(ValueError, match="image testbed"):
+        fedawe_participation({"name": "quadratic"})
+
+
+def test_train_command_stores_runs_and_draws_the_curves(tmp_path, capsys):
+    args = ["train", "--testbed", "synthetic", "--model", "mlp", "--clients", "6", "--batch-size", "8",
+            "--testbed-options", '{"input_shape": [1, 8, 8], "eval_train": null, "data": {"train_size": 120, '
+            '"test_size": 40, "channels": 1, "size": 8}}', "--aggregation", "all", "--rounds", "4", "--every", "2",
+            "--window", "2", "--local-steps", "2", "--seeds", "0", "1", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "fedavg[all]: final test accuracy of server" in out.out and "over 2 run(s)" in out.out
+    assert "round 4/4 acc=" in out.err and "samples/s=" in out.err
+    assert (tmp_path / "figures" / "train-synthetic-fedavg-all-sine.png").stat().st_size > 10_000
+    assert len(Store(tmp_path / "store.sqlite")) == 2
+    assert main(args) == 0  # second time from the store
+    assert len(Store(tmp_path / "store.sqlite")) == 2
+
+
+def test_train_command_reports_a_missing_dataset(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("THEORYLAB_DATA", str(tmp_path))
+    monkeypatch.setattr("testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
+    assert main(["train", "--testbed", "fmnist", "--rounds", "1", "--out", str(tmp_path), "--no-cache"]) == 2
+    assert "make data" in capsys.readouterr().err
