@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= results
 DATA   ?= data
 
-.PHONY: setup demo test test-slow bench gallery clean data
+.PHONY: setup demo test test-slow bench bench-cnn gallery clean data
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ test-slow: $(STAMP)  ## also the long statistical tests
 
 bench: $(STAMP)  ## speed benchmarks (ratios against baselines measured in the same run)
 	$(BIN)/python benchmarks/fedavg_quadratic.py
+
+bench-cnn: $(STAMP)  ## one CNN round: kernels vs research-code loop vs centralised ceiling (meant for a GPU)
+	$(BIN)/python benchmarks/cnn_round.py $(BENCH_ARGS)
 
 gallery: $(STAMP)  ## re-render every figure into figures/gallery
 	$(BIN)/theorylab figure --all --out figures/gallery
