@@ -30,19 +30,11 @@ def test_ordering_verdicts():
     assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
 
 
-def test_algorithms_missing_from_the_registry_are_skipped():
-    algorithms = ({"label": "Ghost", "spec": {"name": "no_such_algorithm"}, "lr0": 0.1}, *fedawe_cnn.ALGORITHMS[1:])
-    usable, skipped = fedawe_cnn.registered(algorithms)
-    assert skipped == ["Ghost"] and [a["label"] for a in usable] == ["FedAvg over active", "FedAvg over all"]
-
-
 def test_compare_runs_every_cell_and_draws_curves(tmp_path):
     setup = dataclasses.replace(fedawe_cnn.QUICK, problem=TINY, dynamics=("stationary", "sine"), rounds=4, every=2,
                                 window=2, local_steps=2, replicas=2)
     ctx = Context(quick=True, figure_dir=tmp_path)
-    algorithms = ({"label": "Ghost", "spec": {"name": "no_such_algorithm"}, "lr0": 0.1}, *fedawe_cnn.ALGORITHMS[1:])
-    result = fedawe_cnn.compare(ctx, setup, algorithms)
-    assert result["skipped"] == ["Ghost"]
+    result = fedawe_cnn.compare(ctx, setup, fedawe_cnn.ALGORITHMS[1:])
     assert set(result["traces"]) == {(d, a) for d in ("stationary", "sine") for a in ("FedAvg over active",
                                                                                       "FedAvg over all")}
     trace = result["traces"][("sine", "FedAvg over all")][0]

@@ -8,8 +8,7 @@ collapses most under sine and interleaved sine (SVHN gaps active - all: 6.3 poin
 sine, 11.4 interleaved sine).
 
 The algorithms compared are data (:data:`ALGORITHMS`, specs by registry name with Table 7's
-learning rates); one not registered on this install (FedAWE before its kernels are merged) is
-skipped with a note.  Each ordering is tested on the per-seed paired differences of final test
+learning rates).  Each ordering is tested on the per-seed paired differences of final test
 accuracy (same partition, availability draws, minibatches and initialisation for every algorithm
 of a seed): a strict ordering *holds* when the 95% Student-t interval of the mean difference lies
 above 0, is *violated* when it lies below 0, and is *inconclusive* otherwise; a weak ordering
@@ -28,7 +27,6 @@ from testbeds.network import fedawe_participation
 from testbeds.training import evaluation_point, final_accuracy
 from theorylab.claims import Check, Evidence, claim
 from theorylab.config import RunConfig
-from theorylab.registry import entries
 from theorylab.trace import mean_ci
 
 # Table 7: eta_0 of the local schedule eta_0 / sqrt(t/10 + 1); eta_g = 1 for every algorithm.
@@ -112,13 +110,6 @@ def setup(quick: bool) -> Setup:
     return FULL_GPU if torch.cuda.is_available() else FULL_CPU
 
 
-def registered(algorithms=ALGORITHMS) -> tuple[list[dict], list[str]]:
-    """The algorithms whose spec names are registered, and the labels of those that are not."""
-    known = entries("algorithm")
-    usable = [a for a in algorithms if a["spec"]["name"] in known]
-    return usable, [a["label"] for a in algorithms if a["spec"]["name"] not in known]
-
-
 def run_config(s: Setup, algorithm: dict, dynamics: str, seed: int) -> RunConfig:
     problem = {**s.problem, "seed": seed}
     spec = {**algorithm["spec"], "local_steps": s.local_steps,
@@ -131,12 +122,11 @@ def run_config(s: Setup, algorithm: dict, dynamics: str, seed: int) -> RunConfig
 def compare(ctx, s: Setup | None = None, algorithms=ALGORITHMS) -> dict:
     """Run (or read from the store) every (dynamics, algorithm, seed) of the setup."""
     s = s or setup(ctx.quick)
-    usable, skipped = registered(algorithms)
     traces = {(d, a["label"]): [ctx.run(run_config(s, a, d, seed)) for seed in s.seeds]
-              for d in s.dynamics for a in usable}
+              for d in s.dynamics for a in algorithms}
     points = {a["label"]: evaluation_point(traces[(s.dynamics[0], a["label"])][0], a.get("point", "server"))
-              for a in usable}
-    return {"setup": s, "traces": traces, "points": points, "skipped": skipped}
+              for a in algorithms}
+    return {"setup": s, "traces": traces, "points": points}
 
 
 def ordering_check(name: str, better: np.ndarray, worse: np.ndarray, relation: str, note: str = "") -> Check:
@@ -175,27 +165,23 @@ def table2(ctx) -> Evidence:
     s, traces, points = result["setup"], result["traces"], result["points"]
     accuracy = {key: np.concatenate([final_accuracy(t, points[key[1]], s.window) for t in runs])
                 for key, runs in traces.items()}
-    labels = {label for _, label in traces}
+    labels = [a["label"] for a in ALGORITHMS]
     checks, notes = [], []
     for d in s.dynamics:
         paper = "; ".join(f"{k} {v[0]} / {v[1]}" for k, v in PAPER[d].items())
         notes.append(f"{d}: test accuracy % over {len(s.seeds) * s.replicas} runs (mean ± std): "
-                     + "; ".join(summary(accuracy, d, label) for label in sorted(labels))
+                     + "; ".join(summary(accuracy, d, label) for label in labels)
                      + f". Paper Table 2 (SVHN / CIFAR-10 test): {paper}.")
         for better, relation, worse in ORDERINGS:
-            if better in labels and worse in labels:
-                checks.append(ordering_check(f"{d}: {better} {relation} {worse} (final test accuracy)",
-                                             accuracy[(d, better)], accuracy[(d, worse)], relation,
-                                             "Expected sign from the paper's Table 2."))
-    if "stationary" in s.dynamics and {"FedAvg over active", "FedAvg over all"} <= labels:
+            checks.append(ordering_check(f"{d}: {better} {relation} {worse} (final test accuracy)",
+                                         accuracy[(d, better)], accuracy[(d, worse)], relation,
+                                         "Expected sign from the paper's Table 2."))
+    if "stationary" in s.dynamics:
         gap = {d: accuracy[(d, "FedAvg over active")] - accuracy[(d, "FedAvg over all")] for d in s.dynamics}
         for d in ("sine", "interleaved_sine"):
             if d in s.dynamics:
                 checks.append(ordering_check(f"gap active - all: {d} > stationary", gap[d], gap["stationary"], ">",
                                              "Paper (SVHN): gaps 10.7 (sine), 11.4 (interleaved) vs 6.3 (stationary)."))
-    notes += [f"Skipped {label}: algorithm {a['spec']['name']!r} is not registered on this install; the claim "
-              "includes it automatically once its kernel is merged." for label in result["skipped"]
-              for a in ALGORITHMS if a["label"] == label]
     notes.append(f"Evaluation points: {points}; rounds {s.rounds}, evaluation every {s.every} rounds, final accuracy "
                  f"= mean of the last {s.window} evaluations; s = {s.local_steps} local steps; device {s.device}.")
     notes.append("At this horizon FedAvg over all clients trails mainly because its update is scaled by |A^t|/m "
