@@ -8,7 +8,7 @@ its figure shows (digest 000 §4); both are drawn.
 
 ``theorylab figure fedawe-fig2`` adds FedAWE beside them (:func:`compute_fedawe`): the exact limits of the
 all-client mean :math:`\lim_t\mathbb E[\bar x^t]` and of the server model :math:`\lim_t\mathbb E[x^t]`, from the
-staleness chain of :mod:`theorylab.bounds.fedawe_two_client`, on a coarser grid :math:`p_i\in[0.1, 0.9]`
+staleness chain of :mod:`theorylab.exact.fedawe_two_client`, on a coarser grid :math:`p_i\in[0.1, 0.9]`
 (the chain's size grows like :math:`1/(p_1p_2)`).  With equal curvatures the mean's limit is exactly
 :math:`\bar u = x^\star` (a consequence of Proposition 1), while the server model stays biased.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from testbeds.quadratic import scalar_quadratic
-from theorylab.bounds.fedawe_two_client import fedawe_two_client_moments
+from theorylab.exact.fedawe_two_client import fedawe_two_client_moments
 from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from figures.fedawe_rate import one_thread
 from theorylab.mixing import exact_contraction, mixing_matrix, rho_of
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.threads import one_thread
 
 P = (0.9, 0.1, 0.5, 0.3, 0.7)
 ROUNDS, B_SHAPE = 50, (3, 5)

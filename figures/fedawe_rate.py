@@ -18,11 +18,9 @@ explicit bound (Corollary 2 at Corollary 1's steps, :func:`theorylab.bounds.feda
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-import torch
 
 from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
 from testbeds.quadratic import random_quadratic
@@ -32,6 +30,7 @@ from theorylab.fitting import slope_with_ci
 from theorylab.mixing import uniform_k_rho
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
+from theorylab.threads import one_thread
 
 M, DIM, SIGMA, L_BOUND = 10, 5, 0.5, 1.0
 PROBLEMS = {
@@ -42,23 +41,6 @@ PROBLEMS = {
 }
 LABELS = {"iid": r"$\zeta=0$ (identical clients)", "hetero": r"$\zeta>0$ (heterogeneous)"}
 RATE_S, RATE_K = 2, 5
-
-
-def one_thread(check):
-    """Run a claim or a figure recipe with one intra-op torch thread.  Their tensors are tiny (replicas x clients x
-    params <= 1e4), where a second thread only adds synchronisation: a 1000-round FedAWE run took 0.6 s with one
-    thread and 4.4 s with two on the shared 2-core machine.  The previous setting is restored afterwards."""
-
-    @functools.wraps(check)
-    def wrapper(ctx):
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return check(ctx)
-        finally:
-            torch.set_num_threads(previous)
-
-    return wrapper
 
 
 def cor1_config(problem: str, T: int, s: int, k: int, replicas: int, seed: int) -> RunConfig:

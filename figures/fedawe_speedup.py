@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.fedawe_rate import (LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, one_thread,
-                                 time_averages)
+from figures.fedawe_rate import LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, time_averages
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
+from theorylab.threads import one_thread
 
 LOCAL_STEPS = (1, 2, 4, 8)
 

@@ -9,10 +9,10 @@ from theorylab.bounds.fedawe import (Constants, condition11, corollary1_rhs, cor
                                      corollary2_rhs, corollary3_rhs, lemma3_condition, lemma3_rhs, lemma5_rhs,
                                      lemma6_condition, lemma6_rhs, proposition2_rhs, theorem1_rhs)
 from theorylab.bounds.fedawe_terms import fedawe_terms
-from theorylab.bounds.fedawe_two_client import fedawe_two_client_moments
 from theorylab.bounds.staleness import (lemma2_bounds, staleness_moments, staleness_product_formula,
                                         stationary_staleness)
 from theorylab.config import RunConfig
+from theorylab.exact.fedawe_two_client import fedawe_two_client_moments
 from theorylab.runner import run
 from theorylab.trace import mean_ci
 

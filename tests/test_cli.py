@@ -1,7 +1,5 @@
 import json
 
-import pytest
-
 from theorylab.claims import Claim, Evidence
 from theorylab.cli import main
 from theorylab.registry import register

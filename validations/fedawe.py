@@ -6,16 +6,15 @@ import numpy as np
 import torch
 
 from figures import fedawe_fig2, fedawe_lemma1, fedawe_rate, fedawe_speedup
-from figures.fedawe_rate import one_thread
 from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
 from theorylab.bounds.fedawe import (Constants, condition11, corollary1_t_min, corollary2_rhs, corollary3_rhs,
                                      lemma3_condition, lemma3_rhs, lemma6_condition, lemma6_rhs, proposition2_rhs,
                                      theorem1_rhs)
 from theorylab.bounds.fedawe_terms import fedawe_terms
-from theorylab.bounds.fedawe_two_client import fedawe_two_client_moments
 from theorylab.bounds.staleness import lemma2_bounds, staleness_moments, staleness_product_formula, stationary_staleness
 from theorylab.claims import MC_LEVEL, Check, Evidence, at_most, claim, equal, in_interval
 from theorylab.config import RunConfig
+from theorylab.exact.fedawe_two_client import fedawe_two_client_moments
 from theorylab.exact.fedavg_moments import fedavg_mean_limit, fedavg_moments
 from theorylab.fitting import slope_with_ci
 from theorylab.mixing import (enumerate_mixing, enumerate_mixing_exact, expected_mixing, lemma4_bound, lemma4_gap,
@@ -28,6 +27,7 @@ from theorylab.participation.markov import markov
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.staleness import echo_multiplier, initial_last_active, update_last_active
+from theorylab.threads import one_thread
 from theorylab.trace import mean_ci
 
 # Example 1 (seed 000 §4): two scalar clients, u = (0, 1), p = (0.9, 0.1); x* = 0.5.

@@ -1,2 +1,2 @@
-"""Theory calculators: right-hand sides of papers' bounds with explicit constants, step-size conditions, and
-exact reference quantities (staleness moments, small exact chains) that claims compare simulations with."""
+"""Theory calculators: right-hand sides of papers' bounds with explicit constants, step-size conditions, and the
+exact staleness moments that Lemma 2's bounds are compared with."""

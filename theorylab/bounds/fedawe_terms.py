@@ -61,7 +61,7 @@ def fedawe_terms(config: RunConfig) -> dict[str, np.ndarray]:
         raise ValueError("analysis terms need the quadratic testbed (true gradients and local maps)")
     if not getattr(process, "memoryless", False):
         raise ValueError("Lemma 3's exact conditional expectation needs independent Bernoulli availability (A1)")
-    schedule, R, m = make_schedule(lr_spec), config.replicas, problem.n_clients
+    schedule, R = make_schedule(lr_spec), config.replicas
     t64 = dict(dtype=problem.dtype, device=problem.device)
     A_bar = torch.as_tensor(problem.hessian_mean(), **t64)
     x_star = torch.as_tensor(problem.x_star, **t64)
