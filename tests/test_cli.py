@@ -2,7 +2,12 @@ import json
 
 from theorylab.claims import Claim, Evidence
 from theorylab.cli import main
-from theorylab.registry import register
+from theorylab.registry import _REGISTRY, Entry
+
+
+def register_temporarily(monkeypatch, c: Claim) -> None:
+    """Add a claim to the registry for one test only (later runs of "all claims" never see it)."""
+    monkeypatch.setitem(_REGISTRY["claim"], c.id, Entry(c.id, c, c.statement))
 
 
 def test_validate_json_lists_claims_with_verdicts(tmp_path, capsys):
@@ -15,20 +20,20 @@ def test_validate_json_lists_claims_with_verdicts(tmp_path, capsys):
     assert json.loads((tmp_path / "claims.json").read_text())[0]["id"] == "fedawe.prop1"
 
 
-def test_validate_exits_nonzero_when_a_claim_errors(tmp_path, capsys):
+def test_validate_exits_nonzero_when_a_claim_errors(tmp_path, capsys, monkeypatch):
     def broken(ctx):
         raise RuntimeError("bug in a claim")
 
-    register("claim", "zz_test.broken")(Claim("zz_test.broken", "test", "always raises", broken))
+    register_temporarily(monkeypatch, Claim("zz_test.broken", "test", "always raises", broken))
     assert main(["validate", "zz_test", "--quick", "--out", str(tmp_path)]) == 1
     assert "bug in a claim" in capsys.readouterr().err
 
 
-def test_violated_claim_does_not_fail_the_command(tmp_path):
+def test_violated_claim_does_not_fail_the_command(tmp_path, monkeypatch):
     from theorylab.claims import Check
 
-    register("claim", "zz_test.violated")(Claim("zz_test.violated", "test", "a wrong paper statement",
-                                                 lambda ctx: Evidence([Check("c", 1, 0, "==", "violated")])))
+    register_temporarily(monkeypatch, Claim("zz_test.violated", "test", "a wrong paper statement",
+                                            lambda ctx: Evidence([Check("c", 1, 0, "==", "violated")])))
     assert main(["validate", "zz_test.violated", "--quick", "--out", str(tmp_path)]) == 0
 
 

@@ -48,16 +48,23 @@ def test_weight_moments_match_enumerating_the_kernel_rule(kind):
     assert np.allclose(mean, e_mean, atol=1e-14) and np.allclose(second, e_second, atol=1e-14)
 
 
-@pytest.mark.parametrize("kind, dynamics", [("active", "sine"), ("all", "staircase"), ("known_p", "stationary")])
-def test_exact_moments_agree_with_monte_carlo(kind, dynamics):
-    cfg = RunConfig(problem={"name": "random_quadratic", "n_clients": 4, "dim": 3, "sigma": 0.5, "seed": 1},
+@pytest.mark.parametrize("kind, dynamics, q, noise", [
+    ("active", "sine", None, "gaussian"),
+    ("all", "staircase", None, "gaussian"),
+    ("known_p", "stationary", None, "gaussian"),
+    ("active", "stationary", [0.1, 0.4, 0.3, 0.2], "gaussian"),  # the non-uniform q branch of the weight moments
+    ("all", "sine", None, "sphere"),  # bounded noise with the same covariance sigma^2/d I
+])
+def test_exact_moments_agree_with_monte_carlo(kind, dynamics, q, noise):
+    testbed = {"name": "random_quadratic", "n_clients": 4, "dim": 3, "sigma": 0.5, "seed": 1, "noise": noise}
+    cfg = RunConfig(problem=testbed,
                     participation={"name": "bernoulli", "p": [0.9, 0.2, 0.5, 0.7], "dynamics": dynamics},
-                    algorithm={"name": "fedavg", "local_steps": 3, "lr": 0.1, "aggregation": kind,
+                    algorithm={"name": "fedavg", "local_steps": 3, "lr": 0.1, "aggregation": kind, "q": q,
                                "server": {"name": "sgd", "lr": 0.8}},
                     rounds=24, replicas=3000, every=8, seed=5)
     exact = fedavg_moments(cfg)
     trace = run(cfg)
-    problem = random_quadratic(4, 3, seed=1, sigma=0.5)
+    problem = random_quadratic(4, 3, seed=1, sigma=0.5, noise=noise)
     expected = exact.metrics(problem)
     for name in ("server.dist2", "server.gap"):
         lo, hi = trace.ci(name, level=0.999)

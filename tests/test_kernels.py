@@ -72,6 +72,38 @@ def test_server_adam_by_hand(amsgrad):
     assert x.item() == pytest.approx(0.1 * 0.2 / (0.2 + 1e-3) + 0.1 * 0.18 / denom)
 
 
+def _mean_delta_by_hand(x: float) -> float:
+    """Average of the two clients' deltas after two local steps of size 0.1 from x (the set-up above):
+    client 1 contracts x -> 0.81 x; client 2 (gradient 2(y - 2)) maps y -> 0.8 y + 0.4 twice, to 0.64 x + 0.72."""
+    return 0.5 * ((0.81 * x - x) + (0.64 * x + 0.72 - x))
+
+
+@pytest.mark.parametrize("server", [
+    {"name": "momentum", "lr": 0.7, "beta": 0.5},
+    {"name": "adam", "lr": 0.1, "beta1": 0.9, "beta2": 0.99, "eps": 1e-3},
+    {"name": "adam", "lr": 0.1, "beta1": 0.9, "beta2": 0.99, "eps": 1e-3, "amsgrad": True},
+])
+def test_fedavg_kernel_with_stateful_server_over_rounds_by_hand(server):
+    """Four full-participation rounds of the kernel against the server recursions written out in floats."""
+    problem = scalar_quadratic([0.0, 2.0], curvatures=[1.0, 2.0], x0=1.0)
+    algo = fedavg(local_steps=2, lr=0.1, aggregation="active", server=server)
+    streams = Streams(0, 1)
+    state = algo.init(problem, problem.initial_point(1, streams))
+    x, m, v, vmax = 1.0, 0.0, 0.0, 0.0
+    for t in range(4):
+        state = algo.step(state, Round(t, torch.ones(1, 2, dtype=torch.bool), PROBS, streams), problem)
+        delta = _mean_delta_by_hand(x)
+        if server["name"] == "momentum":
+            m = server["beta"] * m + delta
+            x += server["lr"] * m
+        else:
+            m = server["beta1"] * m + (1 - server["beta1"]) * delta
+            v = server["beta2"] * v + (1 - server["beta2"]) * delta ** 2
+            vmax = max(vmax, v)
+            x += server["lr"] * m / ((vmax if server.get("amsgrad") else v) ** 0.5 + server["eps"])
+        assert state["x"].item() == pytest.approx(x, abs=1e-14)
+
+
 def test_empty_round_leaves_momentum_state_unchanged():
     problem = scalar_quadratic([0.0, 2.0], x0=1.0)
     algo = fedavg(local_steps=1, lr=0.1, server={"name": "momentum", "lr": 1.0, "beta": 0.9})

@@ -69,6 +69,19 @@ def test_markov_mixing_times_match_matrix_powers():
         assert process.product_mixing_time(eps) == next(t for t, v in enumerate(d) if v <= eps)
 
 
+def test_markov_relaxation_times_bracket_the_mixing_times():
+    """Levin-Peres-Wilmer Thms 12.4-12.5 for reversible chains (two-state chains are):
+    (t_rel - 1) log(1/(2 eps)) <= t_mix(eps) <= t_rel log(1/(eps pi_min)), with t_rel = 1/(1 - |lambda|)."""
+    process = markov([0.3, 0.6, 0.9, 0.5], [0.7, -0.4, 0.95, 0.2])
+    t_rel = process.relaxation_times()
+    assert np.allclose(t_rel, 1 / (1 - np.abs(process.lam)))
+    pi_min = np.minimum(process.pi, 1 - process.pi)
+    for eps in (0.25, 0.01):
+        t_mix = process.mixing_times(eps)
+        assert np.all((t_rel - 1) * np.log(1 / (2 * eps)) <= t_mix)
+        assert np.all(t_mix <= np.ceil(t_rel * np.log(1 / (eps * pi_min))))
+
+
 def test_markov_simulation_matches_its_law():
     pi, lam = np.array([0.2, 0.7]), np.array([0.8, 0.3])
     process = markov(pi, lam, start=[1.0, 0.0])

@@ -66,6 +66,20 @@ def test_sphere_noise_has_norm_sigma():
     assert torch.allclose(torch.linalg.vector_norm(noise, dim=-1), torch.tensor(0.3, dtype=torch.float64))
 
 
+def test_sphere_noise_is_centred_with_covariance_sigma2_over_d():
+    """Uniform on the sphere of radius sigma in R^d: E z = 0, E z z^T = sigma^2/d I (the law the exact moment
+    engine assumes).  Tolerances are 6 standard errors from the exact fourth moments
+    E z_i^4 = 3 sigma^4/(d(d+2)), E z_i^2 z_j^2 = sigma^4/(d(d+2))."""
+    sigma, d = 0.3, 4
+    p = random_quadratic(50, d, seed=0, sigma=sigma, noise="sphere")
+    z = torch.stack(list(p.sample(Streams(1, 200), 5))).reshape(-1, d).numpy()  # 50,000 draws
+    n, s4 = len(z), sigma ** 4 / (d * (d + 2))
+    assert np.all(np.abs(z.mean(0)) < 6 * np.sqrt(sigma ** 2 / d / n))
+    cov = z.T @ z / n
+    se = np.where(np.eye(d, dtype=bool), np.sqrt((3 * s4 - (sigma ** 2 / d) ** 2) / n), np.sqrt(s4 / n))
+    assert np.all(np.abs(cov - sigma ** 2 / d * np.eye(d)) < 6 * se)
+
+
 def test_gaussian_noise_second_moment_is_sigma2():
     p = random_quadratic(50, 4, seed=0, sigma=0.5)
     noise = torch.stack(list(p.sample(Streams(0, 200), 4)))  # 4 x 200 x 50 samples of a 4-vector

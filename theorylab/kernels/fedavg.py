@@ -20,7 +20,7 @@ import torch
 
 from theorylab.kernels.aggregation import aggregation_weights, check_aggregation
 from theorylab.kernels.algorithm import Algorithm, hold_empty
-from theorylab.kernels.local_sgd import local_sgd
+from theorylab.kernels.local_sgd import check_local_steps, local_sgd
 from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
 from theorylab.registry import register
@@ -39,9 +39,7 @@ def resolve_weights(q, problem) -> torch.Tensor:
 @register("algorithm", "fedavg")
 def fedavg(local_steps: int = 5, lr=0.05, aggregation: str = "active", q=None, server: dict | None = None) -> Algorithm:
     """FedAvg family: s local SGD steps, weighted aggregation (active / all / known_p), FedOpt server step."""
-    if int(local_steps) != local_steps or local_steps < 1:
-        raise ValueError(f"local_steps must be an integer >= 1; got {local_steps}")
-    steps, kind = int(local_steps), check_aggregation(aggregation)
+    steps, kind = check_local_steps(local_steps), check_aggregation(aggregation)
     schedule, opt = make_schedule(lr), make_server(server)
 
     def init(problem, x0):
