@@ -796,6 +796,18 @@ BASELINE_P = (0.9, 0.6, 0.4, 0.25, 0.15)
 BASELINE_LR = 0.1
 BASELINES = {"fedau": {"name": "fedau", "cutoff": 50}, "mifa": {"name": "mifa"}, "fedvarp": {"name": "fedvarp"},
              "f3ast": {"name": "f3ast", "beta": 0.01}}
+ROUNDING = 1e-12  # MIFA / FedVARP: every replica reaches x* to ~1e-16, so a CI there measures rounding, not sampling
+EXACT_LIMIT = (f"allowance {ROUNDING:g} for rounding only: with s = 1 and exact gradients x* is the fixed point of the "
+               "server update and every replica reaches it to ~1e-16, where the CI's width is rounding (with no "
+               "allowance, differences of a few ulps would read as violations)")
+ESTIMATED_WEIGHTS = {  # digest §8 item 11 expects only E[x^T] ~ x* from online weight estimates
+    "fedau": "allowance {tol:.3g} (5% of FedAvg-active's bias): the weights are running means of observed gaps, cut "
+             "at K = 50 (relative weight bias up to (1-p)^K = 3e-4 at p = 0.15) and unscaled before the first gap "
+             "is seen, so the digest expects E[x^T] ~ x* only",
+    "f3ast": "allowance {tol:.3g} (5% of FedAvg-active's bias): the weight 1/r_k uses an EMA of the participation "
+             "rate whose relative variance beta(1-p)/((2-beta)p) is up to 2.8% here, so E[1/r_k] exceeds 1/p_k "
+             "(Jensen) and the digest expects E[x^T] ~ x* only when the rates track p_k",
+}
 
 
 def _baseline_config(ctx, algorithm: dict, dynamics: str = "stationary") -> RunConfig:
@@ -822,10 +834,9 @@ def baselines(ctx) -> Evidence:
     checks = []
     for name, spec in BASELINES.items():
         final = ctx.run(_baseline_config(ctx, spec)).final["server"]
-        for j in range(problem.dim):
-            checks.append(in_interval(f"{name}: E[x^T]_{j} = x*_{j}", final[:, j], x_star[j], level=level, atol=tol,
-                                      note=f"x* in closed form; allowance 5% of FedAvg-active's bias ({tol:.3g}) for the "
-                                           "estimated weights of FedAU / F3AST; Bonferroni over coordinates"))
+        atol, note = (tol, ESTIMATED_WEIGHTS[name].format(tol=tol)) if name in ESTIMATED_WEIGHTS else (ROUNDING, EXACT_LIMIT)
+        checks += [in_interval(f"{name}: E[x^T]_{j} = x*_{j}", final[:, j], x_star[j], level=level, atol=atol,
+                               note=f"x* in closed form; {note}; Bonferroni over coordinates") for j in range(problem.dim)]
     sine = _baseline_config(ctx, {"name": "fedavg", "aggregation": "active"}, "sine")
     exact = fedavg_moments(sine).mean[-1]
     final = ctx.run(sine).final["server"]
