@@ -19,6 +19,7 @@ EXPECTED = {
     "fedawe.prop2": "holds",
     "fedawe.lemma6": "holds",
     "fedawe.lemma3": "holds",
+    "fedawe.lemma5": "holds",
     "fedawe.thm1.bound": "holds",
     # the fitted exponents (1.00, 1.99, -1.05) have 99% CIs that contain the bound's (1, 2, -1): without a slack a
     # one-sided test cannot confirm a tight exponent
