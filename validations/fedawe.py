@@ -245,20 +245,23 @@ def lemma4(ctx) -> Evidence:
     base = fedawe_recipe(100, seed=ctx.seed)
     for dynamics in ("stationary", "staircase", "sine"):
         settings[f"m=100 recipe, {dynamics}"] = bernoulli(base, dynamics=dynamics)
-    checks = []
+    checks, bounds = [], {}
     for name, process in settings.items():
         rho = float(rho_schedule(process, 20).max())  # all dynamics have period 20
-        delta, _ = availability_bounds(process, 20)
+        bounds[name] = availability_bounds(process, 20)
+        delta = bounds[name][0]
         m = process.n_clients
         checks.append(at_most(f"{name}: Lemma 4 gap <= exact gap 1 - rho", lemma4_gap(delta, m), 1.0 - rho,
                               note=f"exact rho = {rho:.6f} (quadrature), delta = {delta:.4f}, Lemma 4 bound on rho = "
                                    f"{lemma4_bound(delta, m):.10f}; tightness = exact gap / guaranteed gap"))
     inter = bernoulli(base, dynamics="interleaved_sine")
     rho_inter = float(rho_schedule(inter, 20).max())
+    bounds["m=100 recipe, interleaved sine"] = availability_bounds(inter, 20)
     checks.append(equal("m=100 recipe, interleaved sine: rho", rho_inter, 1.0, atol=1e-12,
-                        note=f"some p_i^t = 0 (delta = {availability_bounds(inter, 20)[0]:g}); A1 fails and Lemma 1 gives "
-                             "no contraction (digest §2.2)"))
-    return Evidence(checks, errata=[
+                        note="some p_i^t = 0 (delta = 0); A1 fails and Lemma 1 gives no contraction (digest §2.2)"))
+    listed = "; ".join(f"{name}: {low:.4f}, {high:.4f}" for name, (low, high) in bounds.items())
+    return Evidence(checks, notes=[f"(delta, delta_max) = (min, max) of p_i^t over clients and one period: {listed}."],
+                    errata=[
         "The paper's own interleaved-sine experiments violate A1 (p_i^t = 0 in some rounds), so Lemma 4 and the "
         "theorems give nothing there: rho = 1 exactly (digest §9)."], deviations=[
         f"The m = 100 rows use our draw of the paper's p_i recipe (seed {ctx.seed}, p_i in [{base.min():.3f}, "
