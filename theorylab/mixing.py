@@ -157,7 +157,7 @@ def contraction_superoperator(p) -> np.ndarray:
 
 
 def consensus_radius(p) -> float:
-    """Spectral radius of :math:`\Phi` restricted to the matrices :math:`X = (I-\mathbf J)X(I-\mathbf J)`.
+    r"""Spectral radius of :math:`\Phi` restricted to the matrices :math:`X = (I-\mathbf J)X(I-\mathbf J)`.
 
     :math:`\Phi` maps that subspace into itself (:math:`(I-\mathbf J)W = W-\mathbf J = W(I-\mathbf J)`) and
     :math:`\mathbb E\|B(\prod_rW^{(r)}-\mathbf J)\|_F^2 = \mathrm{tr}\,\Phi^t((I-\mathbf J)B^\top B(I-\mathbf J))`

@@ -81,7 +81,7 @@ RATE_CONSTANTS = {"theorem1": (6, 24, 15, 2800), "corollary2": (12, 48, 31, 5600
 
 
 def rate_terms(result: str, c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> dict[str, float]:
-    """The four terms of Theorem 1 / Corollary 2 / Corollary 3 (``result`` a key of :data:`RATE_CONSTANTS`,
+    r"""The four terms of Theorem 1 / Corollary 2 / Corollary 3 (``result`` a key of :data:`RATE_CONSTANTS`,
     constants :math:`k_0..k_3`), named by their formula: :math:`\frac{k_0\Delta_0}{\eta sT}` (transient),
     :math:`\frac{k_1\eta L\delta_{\max}\sigma^2}{m\delta^2}` (noise), :math:`\frac{k_2\eta^2s^2L^2\sigma^2}{g^2\delta^2}`
     (noise drift) and :math:`\frac{k_3\eta^2s^2L^2\zeta^2}{g^2\delta^2}` (heterogeneity drift).  Corollary 3 is
@@ -99,17 +99,17 @@ def rate_terms(result: str, c: Constants, eta_l: float, eta_g: float, T: int, de
 
 
 def theorem1_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Theorem 1: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar z^t)\|^2`; ``delta0`` :math:`=F(\bar z^0)-F^\star`."""
+    r"""Theorem 1: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar z^t)\|^2`; ``delta0`` :math:`=F(\bar z^0)-F^\star`."""
     return sum(rate_terms("theorem1", c, eta_l, eta_g, T, delta0).values())
 
 
 def corollary2_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Corollary 2: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar x^t)\|^2`."""
+    r"""Corollary 2: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar x^t)\|^2`."""
     return sum(rate_terms("corollary2", c, eta_l, eta_g, T, delta0).values())
 
 
 def corollary3_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Corollary 3: bound on :math:`\frac1T\sum_t\frac1m\sum_i\mathbb E\|x_i^t-\bar x^t\|^2` (needs :math:`\eta_g\ge1`, :math:`L\ge1`)."""
+    r"""Corollary 3: bound on :math:`\frac1T\sum_t\frac1m\sum_i\mathbb E\|x_i^t-\bar x^t\|^2` (needs :math:`\eta_g\ge1`, :math:`L\ge1`)."""
     return sum(rate_terms("corollary3", c, eta_l, eta_g, T, delta0).values())
 
 
