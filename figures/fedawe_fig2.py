@@ -6,11 +6,12 @@ exact-moment engine's fixed point (:func:`theorylab.exact.fedavg_moments.fedavg_
 for FedAvg over all clients and over active clients.  The paper's OCR lost which variant
 its figure shows (digest 000 §4); both are drawn.
 
-``theorylab figure fedawe-fig2`` adds FedAWE beside them (:func:`compute_fedawe`): the exact limits of the
-all-client mean :math:`\lim_t\mathbb E[\bar x^t]` and of the server model :math:`\lim_t\mathbb E[x^t]`, from the
-staleness chain of :mod:`theorylab.exact.fedawe_two_client`, on a coarser grid :math:`p_i\in[0.1, 0.9]`
-(the chain's size grows like :math:`1/(p_1p_2)`).  With equal curvatures the mean's limit is exactly
-:math:`\bar u = x^\star` (a consequence of Proposition 1), while the server model stays biased.
+FedAWE is drawn beside them (:func:`compute_fedawe`): the exact limits of the all-client mean
+:math:`\lim_t\mathbb E[\bar x^t]` and of the server model :math:`\lim_t\mathbb E[x^t]`, from the staleness
+chain of :mod:`theorylab.exact.fedawe_two_client`, on a coarser grid :math:`p_i\in[0.1, 0.9]` (the chain's size
+grows like :math:`1/(p_1p_2)`).  With equal curvatures the mean's limit is exactly :math:`\bar u = x^\star` (a
+consequence of Proposition 1), while the server model stays biased.  The claim ``fedawe.fig2`` and
+``theorylab figure fedawe-fig2`` draw the same figure (:func:`figure_data`, :func:`draw`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from theorylab.registry import register
 
 CENTERS = (0.0, 1.0)
 LOCAL_STEPS, LR = 5, 0.05
+SETTLE, TRUNCATION = 1e-9, 1e-10  # stopping rule and truncated staleness mass of FedAWE's exact chain
 VARIANTS = {"all": "FedAvg over all clients", "active": "FedAvg over active clients"}
 
 
@@ -41,15 +43,22 @@ def compute(n: int = 49) -> dict[str, np.ndarray]:
 
 def compute_fedawe(n: int = 9, rounds: int = 2000) -> dict[str, np.ndarray]:
     """FedAWE's exact limits over ``n x n`` points of :math:`[0.1, 0.9]^2` (same s and eta_l as the FedAvg panels);
-    each chain runs until both moments move by less than 1e-6 over 25 rounds (at most ``rounds``)."""
+    each chain runs until both moments move by less than ``SETTLE`` over 25 rounds (at most ``rounds``), with
+    staleness truncated at probability mass ``TRUNCATION``; ``"rounds"`` holds the longest chain's length."""
     grid = np.linspace(0.1, 0.9, n)
-    mean, server = np.empty((n, n)), np.empty((n, n))
+    mean, server, longest = np.empty((n, n)), np.empty((n, n)), 0
     for a, p2 in enumerate(grid):
         for b, p1 in enumerate(grid):
             exact = fedawe_two_client_moments((p1, p2), CENTERS, lr=LR, local_steps=LOCAL_STEPS, rounds=rounds,
-                                              every=25, tol=1e-8, settle=1e-6)
+                                              every=25, tol=TRUNCATION, settle=SETTLE)
             mean[a, b], server[a, b] = exact.mean_model[-1], exact.server_model[-1]
-    return {"p": grid, "mean": mean, "server": server}
+            longest = max(longest, int(exact.rounds[-1]))
+    return {"p": grid, "mean": mean, "server": server, "rounds": longest}
+
+
+def figure_data(ctx) -> dict:
+    """The FedAvg grids (``n = 25`` quick, 49 full) and FedAWE's under ``"fedawe"`` (9 quick, 17 full)."""
+    return {**compute(ctx.pick(25, 49)), "fedawe": compute_fedawe(ctx.pick(9, 17))}
 
 
 def closed_form(kind: str, p1, p2) -> np.ndarray:
@@ -63,12 +72,14 @@ def closed_form(kind: str, p1, p2) -> np.ndarray:
     return (q1 * u1 + q2 * u2) / (q1 + q2)
 
 
-def draw(data: dict[str, np.ndarray], path, extra: dict[str, tuple] | None = None):
-    """Heatmaps of :math:`x_{\\rm output}` (colour centred on :math:`x^\\star = 0.5`); ``extra`` adds panels
-    ``(title, values)`` on the same grid or ``(title, values, grid)`` on their own."""
+def draw(data: dict, path):
+    """Heatmaps of :math:`x_{\\rm output}` (colour centred on :math:`x^\\star = 0.5`): the FedAvg variants, then
+    FedAWE's all-client mean and server model on their own grid (:func:`figure_data`)."""
     plt = pyplot()
+    awe = data["fedawe"]
     panels = [(VARIANTS[k], data[k], data["p"]) for k in VARIANTS]
-    panels += [panel if len(panel) == 3 else (*panel, data["p"]) for panel in (extra or {}).values()]
+    panels += [("FedAWE: all-client mean $\\bar x$", awe["mean"], awe["p"]),
+               ("FedAWE: server model $x$", awe["server"], awe["p"])]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.1), constrained_layout=True)
     for ax, (title, values, p) in zip(np.atleast_1d(axes), panels):
         im = ax.pcolormesh(p, p, values, cmap="RdBu_r", vmin=0.0, vmax=1.0, shading="nearest")
@@ -86,7 +97,4 @@ def draw(data: dict[str, np.ndarray], path, extra: dict[str, tuple] | None = Non
 @register("figure", "fedawe-fig2")
 def render(ctx):
     """FedAWE Fig. 2: FedAvg's limit E[x^t] over (p1, p2) on Example 1 (both variants), FedAWE beside them."""
-    awe = compute_fedawe(9)
-    extra = {"mean": ("FedAWE: all-client mean $\\bar x$", awe["mean"], awe["p"]),
-             "server": ("FedAWE: server model $x$", awe["server"], awe["p"])}
-    return draw(compute(), ctx.figure_path("fedawe-fig2"), extra)
+    return draw(figure_data(ctx), ctx.figure_path("fedawe-fig2"))

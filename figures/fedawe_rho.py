@@ -22,13 +22,14 @@ M, ROUNDS = 100, 40
 
 
 def compute(seed: int, m: int = M, rounds: int = ROUNDS) -> dict:
-    """``{dynamics: (rho(t) for t < rounds, delta, Lemma 4 gap)}`` for the paper recipe's base probabilities."""
+    """``{dynamics: (rho(t) for t < rounds, delta, delta_max, Lemma 4 gap)}`` for the paper recipe's base
+    probabilities."""
     base = fedawe_recipe(m, seed=seed)
     out = {"base": base}
     for dynamics in DYNAMICS:
         process = bernoulli(base, dynamics=dynamics)
-        delta, _ = availability_bounds(process, rounds)
-        out[dynamics] = (rho_schedule(process, rounds), delta, lemma4_gap(delta, m))
+        delta, delta_max = availability_bounds(process, rounds)
+        out[dynamics] = (rho_schedule(process, rounds), delta, delta_max, lemma4_gap(delta, m))
     return out
 
 
@@ -36,9 +37,10 @@ def draw(data: dict, path):
     plt = pyplot()
     fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
     for i, dynamics in enumerate(DYNAMICS):
-        rho, delta, bound_gap = data[dynamics]
+        rho, delta, delta_max, bound_gap = data[dynamics]
         t = np.arange(len(rho))
-        label = f"{dynamics.replace('_', ' ')} ($\\delta$={delta:.3f}, max $\\rho$={rho.max():.4f})"
+        label = (f"{dynamics.replace('_', ' ')} ($\\delta$={delta:.3f}, $\\delta_{{\\max}}$={delta_max:.3f}, "
+                 f"max $\\rho$={rho.max():.4f})")
         ax.step(t, rho, where="post", color=f"C{i}", label=label)
         gap = np.where(1 - rho > 1e-12, 1 - rho, 1e-17)  # rho(t) = 1 up to rounding is drawn at the floor
         gap_ax.semilogy(t, gap, color=f"C{i}", drawstyle="steps-post", label=dynamics.replace("_", " "))

@@ -7,7 +7,7 @@ import pytest
 
 from theorylab.bounds.fedawe import (Constants, condition11, corollary1_rhs, corollary1_steps, corollary1_t_min,
                                      corollary2_rhs, corollary3_rhs, lemma3_condition, lemma3_rhs, lemma5_rhs,
-                                     lemma6_condition, lemma6_rhs, proposition2_rhs, theorem1_rhs)
+                                     lemma6_condition, lemma6_rhs, proposition2_rhs, rate_terms, theorem1_rhs)
 from theorylab.bounds.fedawe_terms import fedawe_terms
 from theorylab.bounds.staleness import (lemma2_bounds, staleness_moments, staleness_product_formula,
                                         stationary_staleness)
@@ -148,3 +148,14 @@ def test_terms_refuse_what_they_cannot_compute():
         fedawe_terms(config.replace(algorithm={"name": "fedawe", "clip_norm": 1.0}))
     with pytest.raises(ValueError, match="Bernoulli"):
         fedawe_terms(config.replace(participation={"name": "uniform_k", "n_clients": 4, "k": 2}))
+
+
+def test_rate_terms_sum_to_the_bounds_and_are_named_by_their_constants():
+    for result, rhs, k in (("theorem1", theorem1_rhs, 6), ("corollary2", corollary2_rhs, 12),
+                           ("corollary3", corollary3_rhs, 3)):
+        parts = rate_terms(result, C, 0.1, 1.0, 10, 2.0)
+        assert sum(parts.values()) == pytest.approx(rhs(C, 0.1, 1.0, 10, 2.0))
+        assert next(iter(parts)).startswith(f"{k} ") and len(parts) == 4
+        assert next(iter(parts.values())) == pytest.approx(k * 2.0 / (0.1 * C.s * 10))  # k0 Delta0 / (eta s T)
+    with pytest.raises(ValueError, match="eta_g >= 1"):
+        rate_terms("corollary3", C, 0.1, 0.5, 10, 2.0)

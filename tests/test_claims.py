@@ -43,3 +43,12 @@ def test_selection_by_prefix():
     assert [c.id for c in select(["fedawe.prop1"])] == ["fedawe.prop1"]
     with pytest.raises(ValueError, match="no claim matches"):
         select(["nonexistent"])
+
+
+def test_claim_tightness_is_the_worst_bound_ratio():
+    checks = [at_most("loose", 1.0, 100.0), at_most("tight", 2.0, 5.0), equal("no bound", 1.0, 1.0, atol=0.0)]
+    assert Evidence(checks).tightness == pytest.approx(2.5)
+    assert Evidence([equal("no bound", 1.0, 1.0, atol=0.0)]).tightness is None
+    result = evaluate(Claim("t.bounds", "test", "two bounds", lambda ctx: Evidence(checks)), Context())
+    assert result.as_dict()["tightness"] == pytest.approx(2.5)
+    assert evaluate(Claim("t.none", "test", "no evidence", lambda ctx: 1 / 0), Context()).as_dict()["tightness"] is None

@@ -49,3 +49,19 @@ def test_list_and_figure(tmp_path, capsys):
         assert word in listing
     assert main(["figure", "fedawe-fig2", "--out", str(tmp_path), "--no-cache"]) == 0
     assert (tmp_path / "fedawe-fig2.png").stat().st_size > 10_000
+
+
+def test_summaries_have_a_tightness_column(tmp_path):
+    from theorylab.claims import Context, at_most, equal, evaluate
+    from theorylab.report import markdown, table
+
+    bound = evaluate(Claim("t.bound", "test", "a bound", lambda ctx: Evidence([at_most("b", 2.0, 5.0)])), Context())
+    plain = evaluate(Claim("t.plain", "test", "no bound", lambda ctx: Evidence([equal("e", 1, 1, 0.0)])), Context())
+    rows = table([bound, plain]).splitlines()
+    start = rows[0].index("tightness")
+    cell = lambda row: row[start:start + len("tightness")].strip()  # noqa: E731
+    assert cell(rows[2]) == "2.5" and cell(rows[3]) == ""
+    summary = markdown([bound, plain], "quick", 0, tmp_path).splitlines()
+    header = next(i for i, line in enumerate(summary) if line.startswith("| claim |"))
+    assert summary[header].split(" | ")[5] == "tightness"
+    assert summary[header + 2].split(" | ")[5] == "2.5" and summary[header + 3].split(" | ")[5] == ""

@@ -5,6 +5,7 @@ import torch
 from testbeds.quadratic import random_quadratic, scalar_quadratic
 from theorylab.config import RunConfig
 from theorylab.exact.fedavg_moments import fedavg_mean_limit, fedavg_moments, weight_moments
+from theorylab.exact.local_drift import local_drift
 from theorylab.exact.poisson_binomial import enumerate_moments, inverse_count_moments, subset_probabilities, subsets
 from theorylab.kernels.aggregation import aggregation_weights
 from theorylab.runner import run
@@ -99,3 +100,21 @@ def test_unbiased_weights_remove_the_bias_and_plain_weights_do_not():
     for q, target in ((unbiased_weights(problem.alpha, pi), problem.x_star), (np.ones(3), problem.optimum(pi))):
         limit = fedavg_mean_limit(problem, "all", pi, local_steps=1, lr=0.1, q=q)
         assert np.allclose(limit, target, atol=1e-12)
+
+
+def test_local_drift_matches_a_step_by_step_propagation():
+    q = random_quadratic(n_clients=3, dim=4, seed=7, sigma=0.8)
+    x0, lr, steps = np.linspace(-1.0, 1.0, 4), 0.07, 6
+    mean, noise = local_drift(q, x0, lr, steps)
+    for i in range(3):
+        A, B = q.A[i], np.eye(4) - lr * q.A[i]
+        g, e, D = A @ (x0 - q.u[i]), np.zeros(4), np.zeros(4)
+        maps = [np.zeros((4, 4)) for _ in range(steps)]  # d D / d eps_j, accumulated step by step
+        carry = [np.zeros((4, 4)) for _ in range(steps)]  # d e_r / d eps_j
+        for r in range(steps):
+            D = D + A @ e
+            maps = [M + A @ C for M, C in zip(maps, carry)]
+            e = B @ e - lr * g
+            carry = [B @ C - (lr * np.eye(4) if j == r else 0) for j, C in enumerate(carry)]
+        assert np.allclose(mean[i], D, atol=1e-14)
+        assert noise[i] == pytest.approx(q.sigma2 / 4 * sum((M ** 2).sum() for M in maps), rel=1e-12)

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from theorylab.exact.poisson_binomial import subset_probabilities, subsets
-from theorylab.mixing import (contraction_superoperator, enumerate_mixing, enumerate_mixing_exact, exact_contraction,
-                              expected_mixing, lemma4_bound, lemma4_gap, mixing_matrix, rho_of, rho_schedule,
-                              second_eigenvalue, uniform_k_rho)
+from theorylab.mixing import (consensus_radius, contraction_superoperator, enumerate_mixing, enumerate_mixing_exact,
+                              exact_contraction, expected_mixing, lemma4_bound, lemma4_gap, mixing_matrix, rho_of,
+                              rho_schedule, second_eigenvalue, uniform_k_rho)
 from theorylab.participation.bernoulli import bernoulli
 
 
@@ -109,3 +109,12 @@ def test_bad_inputs():
         from theorylab.participation.uniform_k import uniform_k
 
         rho_schedule(uniform_k(4, 2), 3)
+
+
+def test_consensus_radius_is_the_decay_rate_of_lemma1s_left_side():
+    p = (0.8, 0.3, 0.55, 0.2)
+    B = np.random.default_rng(3).standard_normal((2, 4))
+    curve = exact_contraction(B, [p] * 100)  # still well above the ~1e-16 cancellation floor of the trace
+    assert curve[-1] / curve[-2] == pytest.approx(consensus_radius(p), rel=1e-5)  # ratios converge geometrically
+    assert consensus_radius(p) <= rho_of(p)
+    assert consensus_radius((0.6, 0.7)) == pytest.approx(1 - 0.6 * 0.7, abs=1e-14)  # the one centred direction

@@ -19,10 +19,13 @@ EXPECTED = {
     "fedawe.prop2": "holds",
     "fedawe.lemma6": "holds",
     "fedawe.lemma3": "holds",
+    "fedawe.lemma5": "holds",
     "fedawe.thm1.bound": "holds",
-    "fedawe.thm1.scaling": "holds",
+    # the fitted exponents (1.00, 1.99, -1.05) have 99% CIs that contain the bound's (1, 2, -1): without a slack a
+    # one-sided test cannot confirm a tight exponent
+    "fedawe.thm1.scaling": "inconclusive",
     "fedawe.cor1.rate": "holds",
-    # T = 2^10 << (sm)^3: the consensus error's slope in s (+0.15) disagrees with -1/2 where the statement is silent
+    # T = 2^10 << (sm)^3: the slopes in s (gradient -0.43, consensus +0.15) lie above -1/2 where the statement is silent
     "fedawe.cor1.speedup": "inconclusive",
     "fedawe.baselines": "holds",
     "thesis.thm2_3_2": "holds",

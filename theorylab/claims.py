@@ -64,6 +64,12 @@ class Evidence:
                 return v
         return "holds" if self.checks else "inconclusive"
 
+    @property
+    def tightness(self) -> float | None:
+        """The worst (smallest) bound / measured ratio among the bound checks; None when there are none."""
+        ratios = [c.tightness for c in self.checks if c.tightness is not None]
+        return min(ratios) if ratios else None
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -116,6 +122,7 @@ class Result:
             "measured": None if primary is None else primary.measured,
             "theory": None if primary is None else primary.theory,
             "relation": None if primary is None else primary.relation,
+            "tightness": None if self.evidence is None else self.evidence.tightness,
             "checks": [] if self.evidence is None else [asdict(c) for c in self.evidence.checks],
             "figure": None if self.evidence is None else self.evidence.figure,
             "notes": [] if self.evidence is None else self.evidence.notes,

@@ -156,6 +156,20 @@ def contraction_superoperator(p) -> np.ndarray:
     return np.einsum("s,sij,skl->ikjl", prob, W, W).reshape(m * m, m * m)
 
 
+def consensus_radius(p) -> float:
+    r"""Spectral radius of :math:`\Phi` restricted to the matrices :math:`X = (I-\mathbf J)X(I-\mathbf J)`.
+
+    :math:`\Phi` maps that subspace into itself (:math:`(I-\mathbf J)W = W-\mathbf J = W(I-\mathbf J)`) and
+    :math:`\mathbb E\|B(\prod_rW^{(r)}-\mathbf J)\|_F^2 = \mathrm{tr}\,\Phi^t((I-\mathbf J)B^\top B(I-\mathbf J))`
+    for i.i.d. rounds, so this radius is the per-round decay rate of Lemma 1's left side.  :math:`\Phi` is symmetric
+    for the Frobenius inner product (:math:`W = W^\top`), hence the restriction :math:`P\Phi P` with
+    :math:`P = (I-\mathbf J)\otimes(I-\mathbf J)` has real eigenvalues."""
+    m = len(_probabilities(p))
+    centre = np.eye(m) - 1.0 / m
+    P = np.kron(centre, centre)
+    return float(np.abs(np.linalg.eigvalsh(P @ contraction_superoperator(p) @ P)).max())
+
+
 def exact_contraction(B, laws) -> np.ndarray:
     """Exact :math:`\\mathbb E\\|B(\\prod_{r=1}^tW^{(r)}-\\mathbf J)\\|_F^2` for ``t = 1..len(laws)``; ``laws[r-1]`` is
     the law of round ``r``."""

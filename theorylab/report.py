@@ -25,10 +25,11 @@ def fmt(value) -> str:
 
 
 def table(results: Sequence[Result]) -> str:
-    rows = [("claim", "verdict", "measured", "theory", "relation", "seconds")]
+    rows = [("claim", "verdict", "measured", "theory", "relation", "tightness", "seconds")]
     for r in results:
         d = r.as_dict()
-        rows.append((d["id"], MARK[r.verdict], fmt(d["measured"]), fmt(d["theory"]), d["relation"] or "", f"{r.seconds:.1f}"))
+        rows.append((d["id"], MARK[r.verdict], fmt(d["measured"]), fmt(d["theory"]), d["relation"] or "",
+                     fmt(d["tightness"]), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -52,12 +53,13 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
         f"Generated {stamp} by theorylab {theorylab.__version__}; mode **{mode}**, seed {seed}.", "",
         "Verdicts: *holds* (the measurement agrees with the statement), *violated* (it contradicts the statement "
         "on our testbed; see the notes and errata), *inconclusive* (the measurement cannot decide).", "",
-        "| claim | verdict | measured | theory | relation | s |", "|---|---|---|---|---|---|",
+        "Tightness is the worst (smallest) bound/measured ratio among a claim's bound checks.", "",
+        "| claim | verdict | measured | theory | relation | tightness | s |", "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         d = r.as_dict()
         lines.append(f"| [{d['id']}](#{d['id'].replace('.', '')}) | {MARK[r.verdict]} | {_cell(d['measured'])} | "
-                     f"{_cell(d['theory'])} | {_cell(d['relation'])} | {r.seconds:.1f} |")
+                     f"{_cell(d['theory'])} | {_cell(d['relation'])} | {_cell(d['tightness'])} | {r.seconds:.1f} |")
     for r in results:
         d = r.as_dict()
         lines += ["", f"## {d['id']}", "", f"**{MARK[r.verdict]}** — {d['statement']}", "", f"Source: {d['source']}", ""]

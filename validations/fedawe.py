@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
 from figures import fedawe_fig2, fedawe_lemma1, fedawe_rate, fedawe_speedup
 from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
-from theorylab.bounds.fedawe import (Constants, condition11, corollary1_t_min, corollary2_rhs, corollary3_rhs,
-                                     lemma3_condition, lemma3_rhs, lemma6_condition, lemma6_rhs, proposition2_rhs,
-                                     theorem1_rhs)
+from theorylab.bounds.fedawe import (Constants, condition11, corollary1_t_min, lemma3_condition, lemma3_rhs,
+                                     lemma5_condition, lemma5_rhs, lemma6_condition, lemma6_rhs, proposition2_rhs,
+                                     rate_terms)
 from theorylab.bounds.fedawe_terms import fedawe_terms
 from theorylab.bounds.staleness import lemma2_bounds, staleness_moments, staleness_product_formula, stationary_staleness
 from theorylab.claims import MC_LEVEL, Check, Evidence, at_most, claim, equal, in_interval
 from theorylab.config import RunConfig
 from theorylab.exact.fedawe_two_client import fedawe_two_client_moments
 from theorylab.exact.fedavg_moments import fedavg_mean_limit, fedavg_moments
+from theorylab.exact.local_drift import local_drift
 from theorylab.fitting import slope_with_ci
-from theorylab.mixing import (enumerate_mixing, enumerate_mixing_exact, expected_mixing, lemma4_bound, lemma4_gap,
-                              mixing_matrix, rho_of, rho_schedule)
+from theorylab.mixing import (consensus_radius, enumerate_mixing, enumerate_mixing_exact, expected_mixing,
+                              lemma4_bound, lemma4_gap, mixing_matrix, rho_of, rho_schedule)
 from theorylab.participation.base import availability_bounds
 from theorylab.participation.bernoulli import bernoulli
 from theorylab.participation.cyclic import cyclic
@@ -95,26 +98,42 @@ def example1_fedavg_known_p(ctx) -> Evidence:
 
 
 @claim("fedawe.fig2",
-       "seed 000 §4 Figure 2; digest 000 §4, §6.6",
+       "seed 000 §4 Figure 2; digest 000 §4, §6.6, §8 item 6",
        "Over (p1, p2), FedAvg's limit E[x^t] on Example 1 equals the closed forms, and under most choices of "
-       "(p1, p2) it is far from x* = 0.5.")
+       "(p1, p2) it is far from x* = 0.5; FedAWE's all-client mean converges to u-bar = x* everywhere, while its "
+       "server model is far from x* under most (p1, p2) too.")
 def fig2(ctx) -> Evidence:
-    data = fedawe_fig2.compute(ctx.pick(25, 49))
+    data = fedawe_fig2.figure_data(ctx)
+    awe = data["fedawe"]
     p1, p2 = np.meshgrid(data["p"], data["p"])
     checks = []
     for kind in fedawe_fig2.VARIANTS:
         err = float(np.abs(data[kind] - fedawe_fig2.closed_form(kind, p1, p2)).max())
         checks.append(equal(f"{kind}: engine fixed point vs closed form (max over grid)", err, 0.0, atol=1e-10,
                             note="engine: general weight moments + local maps; theory: digest 000 §4 formulas"))
+    ubar = float(np.mean(fedawe_fig2.CENTERS))
+    checks.append(equal("FedAWE all-client mean: max over grid |lim E[xbar^t] - u-bar|",
+                        float(np.abs(awe["mean"] - ubar).max()), 0.0, atol=1e-8,
+                        note="closed form u-bar = x* (equal curvatures; the echo weights re-equalise, Prop. 1); exact "
+                             f"staleness chain stopped once both moments moved < {fedawe_fig2.SETTLE:g} over 25 rounds "
+                             f"(longest chain {awe['rounds']} rounds), truncated mass <= {fedawe_fig2.TRUNCATION:g}; "
+                             "tolerance 10x the stopping rule"))
     threshold = 0.05
-    for kind in fedawe_fig2.VARIANTS:
-        share = float(np.mean(np.abs(data[kind] - 0.5) > threshold))
-        checks.append(Check(f"{kind}: share of the grid with |x_output - x*| > {threshold}", share, 0.5, "> (most)",
+    fields = {**{kind: data[kind] for kind in fedawe_fig2.VARIANTS}, "FedAWE server": awe["server"]}
+    for name, values in fields.items():
+        share = float(np.mean(np.abs(values - 0.5) > threshold))
+        checks.append(Check(f"{name}: share of the grid with |x_output - x*| > {threshold}", share, 0.5, "> (most)",
                             "holds" if share > 0.5 else "violated",
                             note="'far' read as a bias above 5% of |u_1 - u_2|; 'most' as more than half the grid"))
     path = fedawe_fig2.draw(data, ctx.figure_path("fedawe-fig2"))
-    return Evidence(checks, figure=str(path), deviations=[EX1_DEVIATION, "grid p in [0.02, 0.98]; the paper's grid is not given"],
-                    notes=["The figure draws both FedAvg variants because the paper's variant is not recoverable."])
+    return Evidence(checks, figure=str(path), deviations=[
+        EX1_DEVIATION, f"grids: FedAvg p in [0.02, 0.98] ({len(data['p'])} points a side), FedAWE p in [0.1, 0.9] "
+                       f"({len(awe['p'])} points; the exact chain grows like 1/(p1 p2)); the paper's grid is not given"],
+        notes=["The figure draws both FedAvg variants because the paper's variant is not recoverable, and FedAWE "
+               "beside them (the same figure as `theorylab figure fedawe-fig2`).",
+               "On the diagonal p1 = p2 FedAWE's server model is unbiased by symmetry; off it, it leans toward the "
+               f"more available client (largest bias {float(np.abs(awe['server'] - ubar).max()):.3f}; unlike the limits of "
+               "FedAvg and of FedAWE's mean, this one depends on eta_l s, digest §4)."])
 
 
 def _echo_traces(process, rounds: int, replicas: int, seed: int) -> tuple[int, int, int, int]:
@@ -157,8 +176,13 @@ def prop1(ctx) -> Evidence:
         checks.append(Check(f"{name}: sum = tau_i(R)+1 violations", bad_all, 0, "==",
                             "holds" if bad_all == 0 else "violated",
                             note=f"{cases_all} cases; the generalisation derived in digest 000 §3.2"))
-    return Evidence(checks, notes=[f"{replicas} random traces of {rounds} rounds, m = {m} clients, base p_i from the "
-                                   "paper's recipe; Markov and cyclic processes go beyond the paper's A1."])
+    return Evidence(checks, notes=[
+        f"{replicas} random traces of {rounds} rounds, m = {m} clients, base p_i from the paper's recipe; Markov and "
+        "cyclic processes go beyond the paper's A1.",
+        "The identity is algebra of the staleness bookkeeping: the multipliers t - tau_i(t) of a client's active "
+        "rounds are the gaps between them, so their sum telescopes to tau_i(R) + 1 on any availability path. These "
+        "checks therefore test our implementation of tau_i and the echo multiplier, not a statement that data could "
+        "falsify."])
 
 
 # ----- mixing analytics: eq. (4), Lemmas 1 and 4 ------------------------------------------------------------------
@@ -226,20 +250,23 @@ def lemma4(ctx) -> Evidence:
     base = fedawe_recipe(100, seed=ctx.seed)
     for dynamics in ("stationary", "staircase", "sine"):
         settings[f"m=100 recipe, {dynamics}"] = bernoulli(base, dynamics=dynamics)
-    checks = []
+    checks, bounds = [], {}
     for name, process in settings.items():
         rho = float(rho_schedule(process, 20).max())  # all dynamics have period 20
-        delta, _ = availability_bounds(process, 20)
+        bounds[name] = availability_bounds(process, 20)
+        delta = bounds[name][0]
         m = process.n_clients
         checks.append(at_most(f"{name}: Lemma 4 gap <= exact gap 1 - rho", lemma4_gap(delta, m), 1.0 - rho,
                               note=f"exact rho = {rho:.6f} (quadrature), delta = {delta:.4f}, Lemma 4 bound on rho = "
                                    f"{lemma4_bound(delta, m):.10f}; tightness = exact gap / guaranteed gap"))
     inter = bernoulli(base, dynamics="interleaved_sine")
     rho_inter = float(rho_schedule(inter, 20).max())
+    bounds["m=100 recipe, interleaved sine"] = availability_bounds(inter, 20)
     checks.append(equal("m=100 recipe, interleaved sine: rho", rho_inter, 1.0, atol=1e-12,
-                        note=f"some p_i^t = 0 (delta = {availability_bounds(inter, 20)[0]:g}); A1 fails and Lemma 1 gives "
-                             "no contraction (digest §2.2)"))
-    return Evidence(checks, errata=[
+                        note="some p_i^t = 0 (delta = 0); A1 fails and Lemma 1 gives no contraction (digest §2.2)"))
+    listed = "; ".join(f"{name}: {low:.4f}, {high:.4f}" for name, (low, high) in bounds.items())
+    return Evidence(checks, notes=[f"(delta, delta_max) = (min, max) of p_i^t over clients and one period: {listed}."],
+                    errata=[
         "The paper's own interleaved-sine experiments violate A1 (p_i^t = 0 in some rounds), so Lemma 4 and the "
         "theorems give nothing there: rho = 1 exactly (digest §9)."], deviations=[
         f"The m = 100 rows use our draw of the paper's p_i recipe (seed {ctx.seed}, p_i in [{base.min():.3f}, "
@@ -250,7 +277,8 @@ def lemma4(ctx) -> Evidence:
 @claim("fedawe.lemma1",
        "seed 000 Lemma 1 (from [35, 34, 51]); digest 000 §3.2, §8 item 4",
        "For any B, E||B(prod_{r<=t} W^(r) - J)||_F^2 <= rho^t ||B||_F^2 (checked for t = 1..50 with m = 5, "
-       "p = (0.9, 0.1, 0.5, 0.3, 0.7), rho = 0.91592), and the curve decays at least as fast as rho^t.")
+       "p = (0.9, 0.1, 0.5, 0.3, 0.7), rho = 0.91592); hence the per-round decay rate of the left side, the spectral "
+       "radius of X -> E[W X W] on centred X, is at most rho.")
 @one_thread
 def lemma1(ctx) -> Evidence:
     data = fedawe_lemma1.compute(ctx.pick(20000, 200000), ctx.seed)
@@ -266,12 +294,21 @@ def lemma1(ctx) -> Evidence:
     checks.append(at_most("exact value vs rho^t ||B||_F^2 (worst t)", exact[worst], bound[worst],
                           note=f"worst ratio at t = {t[worst]} over t = 1..50; the sharper rho^t ||B(I-J)||_F^2 "
                                f"(digest §3.2 [D]) is {data['norm2_centered'] * rho ** t[worst]:.4g} there"))
+    radius = consensus_radius(fedawe_lemma1.P)
+    checks.append(at_most("decay rate: spectral radius of E[W X W] on centred X vs rho", radius, rho,
+                          note="implied by the lemma: for a PSD eigenvector X = B^T B of the centred superoperator "
+                               "(Perron-Frobenius for positive maps) the left side is radius^t ||B||_F^2, so "
+                               "radius <= rho; enumeration over the 2^5 active sets (theorylab.mixing.consensus_radius)"))
+    two = (0.9, 0.1)
+    checks.append(equal(f"two clients p = {two}: the same radius", consensus_radius(two), 1 - two[0] * two[1],
+                        atol=1e-12, note="closed form 1 - p1 p2 = rho: the one centred direction survives a round unless both "
+                             "clients are active, so Lemma 1's rate is attained for m = 2"))
     factor = float((exact[-1] / exact[9]) ** (1.0 / (t[-1] - t[9])))
-    checks.append(at_most("per-round decay factor of the exact curve over t = 10..50 vs rho", factor, rho,
-                          note="the curve must decay at least as fast as rho^t (log-slope <= log rho)"))
     path = fedawe_lemma1.draw(data, ctx.figure_path("fedawe-lemma1"))
     return Evidence(checks, figure=str(path), notes=[
-        "B is our seeded 3x5 Gaussian matrix; the digest's example values (6.54 vs 10.97 at t = 1) used another B."])
+        "B is our seeded 3x5 Gaussian matrix; the digest's example values (6.54 vs 10.97 at t = 1) used another B.",
+        f"Over t = 10..50 the exact curve shrinks by {factor:.5f} per round (radius {radius:.5f}, rho {rho:.5f}); "
+        "a finite window's factor is not bounded by the lemma, so it is reported, not checked."])
 
 
 # ----- Lemma 2: staleness moments ---------------------------------------------------------------------------------
@@ -566,6 +603,79 @@ def lemma3(ctx) -> Evidence:
     return Evidence(checks, notes=notes)
 
 
+LEMMA5_STEPS = (2, 5, 20)
+
+
+def _drift_samples(problem, x0, lr: float, steps: int, replicas: int, seed: int) -> np.ndarray:
+    """Monte Carlo ``||sum_{r<s} (grad F_i(x_i^(r)) - grad F_i(x_i^(0)))||^2``, shape ``(replicas, m)``: local SGD
+    from ``x0`` with the testbed's own gradient noise, the true-gradient differences summed along the way."""
+    streams = Streams(seed, replicas)
+    x = torch.as_tensor(x0, dtype=torch.float64).expand(replicas, problem.n_clients, problem.dim).clone()
+    start_grads, drift = problem.client_grads(x).clone(), torch.zeros_like(x)
+    for noise in problem.sample(streams, steps):
+        drift += problem.client_grads(x) - start_grads
+        x = x - lr * problem.stochastic_grads(x, noise)
+    return (drift ** 2).sum(-1).numpy()
+
+
+@claim("fedawe.lemma5",
+       "seed 000 Lemma 5 (App. E.1); digest 000 §3.2, §9",
+       "For s >= 1 and eta_l <= 1/(4sL): E[||sum_{r<s} (grad F_i(x_i^(t,r)) - grad F_i(x_i^t))||^2 | F^t] <= "
+       "4 eta_l^2 s^3 L^2 sigma^2 + 16 eta_l^2 s^4 L^2 ||grad F_i(x_i^t)||^2.")
+@one_thread
+def lemma5(ctx) -> Evidence:
+    problem = build("testbed", ANALYSIS_PROBLEM)
+    x0 = problem.x_star  # a shared start where every client's gradient is nonzero (spread optima)
+    grads = np.einsum("mij,mj->mi", problem.A, x0 - problem.u)
+    grad2 = (grads ** 2).sum(1)
+    checks, ratios = [], {"noise": [], "gradient": []}
+    for s in LEMMA5_STEPS:
+        c = dataclasses.replace(analysis_constants(), s=s)
+        for lr in (1 / (4 * s * c.L), 1 / (40 * s * c.L)):
+            mean, noise = local_drift(problem, x0, lr, s)
+            lhs, rhs = (mean ** 2).sum(1) + noise, lemma5_rhs(c, lr, grad2)
+            i = int(np.argmax(lhs / rhs))
+            checks.append(at_most(f"s = {s}, eta_l = {lr:.3g}: E||sum_r drift||^2 of client {i} (the closest)", lhs[i],
+                                  rhs[i], note="exact moments (theorylab.exact.local_drift) at x^t = x*; steps: "
+                                               + _steps_note(lemma5_condition(c, lr))))
+            noise_rhs = lemma5_rhs(c, lr, 0.0)  # the lemma at a client's own optimum (grad F_i = 0)
+            ratios["noise"].append(float(np.min(noise_rhs / noise)))
+            ratios["gradient"].append(float(np.min((rhs - noise_rhs) / (mean ** 2).sum(1))))  # its sigma = 0 instance
+    s = 5
+    lr = 1 / (4 * s * ANALYSIS_L)
+    mean, noise = local_drift(problem, x0, lr, s)
+    exact = (mean ** 2).sum(1) + noise
+    samples = _drift_samples(problem, x0, lr, s, ctx.pick(4000, 40000), ctx.seed)
+    i = int(np.argmax(exact))
+    checks += [in_interval(f"Monte Carlo vs exact, s = {s}, eta_l = {lr}: client average", samples.mean(1),
+                           float(exact.mean()), note="local SGD with the testbed's Gaussian noise; 99.9% interval"),
+               in_interval(f"Monte Carlo vs exact, s = {s}, eta_l = {lr}: client {i}", samples[:, i], float(exact[i]),
+                           note="the client with the largest drift")]
+    return Evidence(checks, notes=[
+        "The d = 10, m = 10 quadratic of the analysis claims (Hessian spectra in [0.5, 1], rotated per client, "
+        "u_i ~ N(0, I)), Gaussian noise sigma = 0.5, L = 1; every client starts at x*, where its gradient is nonzero.",
+        "Each term alone (the sigma = 0 instance and the instance at a client's own optimum, both covered by the "
+        f"lemma) holds by at least {min(ratios['noise']):.3g}x (noise term) and {min(ratios['gradient']):.3g}x "
+        "(gradient term) over these settings and clients. On any quadratic the closed form gives "
+        "E||D||^2 <= eta_l^2 L^2 (s^3 sigma^2/3 + s^4 ||grad F_i||^2/4), since 1 - (1 - eta lambda)^n <= n eta L, so "
+        "the constants 4 and 16 exceed what quadratics need by 12x and 64x."],
+        errata=[_lemma5_literal_reading(problem, x0, grads)])
+
+
+def _lemma5_literal_reading(problem, x0, grads) -> str:
+    """Lemma 5 read as printed, ||sum_r grad F_i(x_i^(t,r)) - grad F_i(x_i^t)||^2 (the subtraction once, outside the
+    sum): its exact mean square is ||E[D] + (s-1) g||^2 + tr Cov(D), with D the intended sum and g = ``grads``."""
+    s, lr = 5, 1 / (40 * 5 * ANALYSIS_L)
+    mean, noise = local_drift(problem, x0, lr, s)
+    literal = ((mean + (s - 1) * grads) ** 2).sum(1) + noise
+    bound = lemma5_rhs(dataclasses.replace(analysis_constants(), s=s), lr, (grads ** 2).sum(1))
+    i = int(np.argmax(literal / bound))
+    outcome = "exceeding the bound" if literal[i] > bound[i] else "still within the bound"
+    return ("The printed left-hand side subtracts grad F_i(x_i^t) once, outside the sum (digest §9). Read so, at "
+            f"s = {s}, eta_l = {lr:g} client {i}'s exact value is {literal[i]:.3g} against a bound of {bound[i]:.3g}, "
+            f"{outcome}; we check the intended summand grad F_i(x_i^(t,r)) - grad F_i(x_i^t), which the proof bounds.")
+
+
 @claim("fedawe.thm1.bound",
        "seed 000 Theorem 1 (App. G), Corollaries 2 and 3 (App. H.1, I.1), condition (11); digest 000 §3.2, §8 item 8",
        "Under (11), avg_t E||grad F(zbar^t)||^2, avg_t E||grad F(xbar^t)||^2 and the consensus error avg_t (1/m) "
@@ -578,52 +688,66 @@ def thm1_bound(ctx) -> Evidence:
     avg = {k: v.mean(1) for k, v in terms.items()}
     delta0 = float(terms["gap_zbar"][0, 0])  # all clients start at x^0: F(zbar^0) = F(xbar^0)
     steps = "steps: " + _steps_note(condition11(c, lr, 1.0))
-    checks = [
-        _expectation_bound("Theorem 1: avg E||grad F(zbar^t)||^2", avg["grad_zbar2"],
-                           np.full_like(avg["grad_zbar2"], theorem1_rhs(c, lr, 1.0, rounds, delta0)), steps),
-        _expectation_bound("Corollary 2: avg E||grad F(xbar^t)||^2", avg["grad_xbar2"],
-                           np.full_like(avg["grad_xbar2"], corollary2_rhs(c, lr, 1.0, rounds, delta0)), steps),
-        _expectation_bound("Corollary 3: avg consensus error of x", avg["consensus_x"],
-                           np.full_like(avg["consensus_x"], corollary3_rhs(c, lr, 1.0, rounds, delta0)), steps),
-    ]
-    return Evidence(checks, notes=[ANALYSIS_NOTE, f"constants: {c}; T_min of Corollary 1 = {corollary1_t_min(c):.3g}",
-                                   f"At eta_l eta_g = {lr:.3g} the iterates barely move in T = {rounds} rounds: the "
-                                   "6 (F(zbar^0) - F*)/(eta s T) term dominates every bound."])
+    checks, notes = [], [ANALYSIS_NOTE, f"constants: {c}; T_min of Corollary 1 = {corollary1_t_min(c):.3g}"]
+    for result, label, measured in (("theorem1", "Theorem 1: avg E||grad F(zbar^t)||^2", "grad_zbar2"),
+                                    ("corollary2", "Corollary 2: avg E||grad F(xbar^t)||^2", "grad_xbar2"),
+                                    ("corollary3", "Corollary 3: avg consensus error of x", "consensus_x")):
+        parts = rate_terms(result, c, lr, 1.0, rounds, delta0)
+        bound = sum(parts.values())
+        checks.append(_expectation_bound(label, avg[measured], np.full_like(avg[measured], bound), steps))
+        notes.append(_terms_note(label.split(":")[0], parts, rounds))
+    relax = 1 / (lr * c.s * ANALYSIS_PROBLEM["mu"])
+    notes.append(f"At eta_l eta_g = {lr:.3g} the iterates barely move in T = {rounds} rounds (F(xbar) relaxes over "
+                 f"1/(eta s mu) = {relax:.2g} rounds): the transient term dominates every bound. A horizon where the "
+                 "residual terms matter is out of reach on 2 CPU cores, also in full mode.")
+    return Evidence(checks, notes=notes)
+
+
+def _terms_note(result: str, parts: dict[str, float], rounds: int) -> str:
+    """The value of each term of a rate bound, and the horizon at which the 1/T term falls to the others' sum."""
+    transient, *residual = parts.values()
+    listed = "; ".join(f"{name} = {value:.3g}" for name, value in parts.items())
+    return (f"{result} right-hand side at T = {rounds}: {listed}; the first (1/T) term falls to the sum of the "
+            f"others only at T = {rounds * transient / sum(residual):.2g}")
 
 
 # ----- rates and scalings: Theorem 1 at fixed steps, Corollary 1 --------------------------------------------------
-SLOPE_TOL = 0.1  # allowance for a finite-range fit of a power law with lower-order terms
 COR1_ERRATUM = ("Corollary 1's local step reads 1/sqrt(TsL) in the source; only eta_l = 1/(sL sqrt T) reproduces (17) "
                 "(digest §9), and that is what we run.")
 
 
 def slope_check(name: str, x, samples, predicted: float, direction: str, note: str, regime: str | None = None) -> Check:
-    """A power law read off an upper bound, checked on the fitted log-log slope (99% bootstrap CI over replicas).
+    """Fitted log-log slope of ``samples`` (replicas x len(x)) against an exponent read off an upper bound.
 
-    ``direction="at_most"``: the bound decays like ``x**predicted`` (rates in T, s, k), so the measured slope must
-    be <= predicted + SLOPE_TOL; ``"at_least"``: the bound vanishes like ``x**predicted`` as x -> 0 (residuals in
-    the step size), so the slope must be >= predicted - SLOPE_TOL.  The CI decides: inside -> holds, entirely on
-    the wrong side -> violated, straddling -> inconclusive.  ``regime`` names an unmet asymptotic condition of
-    the statement; a contradiction outside the regime is reported as inconclusive.
+    ``direction="at_most"``: the bound decays like ``x**predicted`` as x grows (rates in T, s, k, m), so the measured
+    slope may not exceed ``predicted``; ``"at_least"``: the bound vanishes like ``x**predicted`` as x -> 0 (residuals
+    in the step size), so the slope may not fall below it.  The 99% bootstrap CI over replicas decides, with no
+    slack: entirely on the allowed side -> holds, and the note says the bound's exponent is not tight at these x;
+    entirely on the other side -> violated, or inconclusive when ``regime`` names an unmet asymptotic condition of
+    the statement; straddling ``predicted`` -> inconclusive: the data agree with an exponent equal to the bound's
+    but cannot exclude a slightly worse one, and a one-sided test can only confirm a boundary value with a margin,
+    which we do not add.
     """
     fit = slope_with_ci(x, samples, level=0.99)
     lo, hi = fit.ci
-    if direction == "at_most":
-        limit = predicted + SLOPE_TOL
-        verdict = "holds" if hi <= limit else ("violated" if lo > limit else "inconclusive")
-    else:
-        limit = predicted - SLOPE_TOL
-        verdict = "holds" if lo >= limit else ("violated" if hi < limit else "inconclusive")
-    if verdict == "violated" and regime:
-        verdict, note = "inconclusive", note + f"; outside the statement's regime ({regime}), so not a contradiction"
-    relation = ("<= " if direction == "at_most" else ">= ") + f"{limit:g}"
-    return Check(name, fit.slope, predicted, relation, verdict, tolerance=SLOPE_TOL, ci=(lo, hi),
-                 note=note + f"; fitted over x = {list(np.round(np.asarray(x, dtype=float), 5))}, "
-                             f"{np.asarray(samples).shape[0]} replicas")
+    allowed, beyond = (hi <= predicted, lo > predicted) if direction == "at_most" else (lo >= predicted, hi < predicted)
+    verdict = "holds" if allowed else ("violated" if beyond else "inconclusive")
+    found = f"measured exponent {fit.slope:.3f} (99% CI [{lo:.3f}, {hi:.3f}]) vs the bound's {predicted:g}"
+    if allowed:
+        found += ": strictly on the bound's side, so its exponent is not tight at these x"
+    elif not beyond:
+        found += ": the CI contains the bound's exponent (a tight exponent and a slightly worse one both fit)"
+    elif regime:
+        verdict, found = "inconclusive", found + f"; outside the statement's regime ({regime}), so not a contradiction"
+    relation = ("<= " if direction == "at_most" else ">= ") + f"{predicted:g}"
+    x_list = np.round(np.asarray(x, dtype=float), 5).tolist()
+    return Check(name, fit.slope, predicted, relation, verdict, ci=(lo, hi),
+                 note=f"{note}; {found}; fitted over x = {x_list}, {np.asarray(samples).shape[0]} replicas")
 
 
 SCALING_LRS = (0.000625, 0.00125, 0.0025, 0.005)
 SCALING_STEPS, SCALING_M = 5, 10
+AVAILABILITY_SCALES = (1.0, 0.75, 0.55, 0.4)  # uniform scalings of the base p_i, scarcer to the right
 
 
 def _scaling_problem(kind: str, m: int = SCALING_M) -> dict:
@@ -636,23 +760,54 @@ def _scaling_problem(kind: str, m: int = SCALING_M) -> dict:
     return {**spec, "x0": build("testbed", spec).x_star.tolist()}
 
 
-def _residual(ctx, kind: str, lr: float, m: int = SCALING_M) -> np.ndarray:
+def _residual(ctx, kind: str, lr: float, m: int = SCALING_M, scale: float = 1.0) -> np.ndarray:
     """Per-replica average of ||grad F(xbar^t)||^2 over the second half of the run (the stationary residual); the
     horizon grows like 1/eta_l so that every run relaxes for the same number of time constants."""
     rounds = ctx.pick(1, 4) * max(500, int(np.ceil(3.0 / lr)))
     config = RunConfig(problem=_scaling_problem(kind, m),
-                       participation={"name": "bernoulli", "p": np.linspace(0.2, 0.9, m).round(4).tolist()},
+                       participation={"name": "bernoulli", "p": _scaling_availability(m, scale)},
                        algorithm={"name": "fedawe", "local_steps": SCALING_STEPS, "lr": lr},
                        rounds=rounds, replicas=ctx.pick(32, 128), seed=ctx.seed, every=5)
     trace = ctx.run(config)
     return trace.metrics["mean.gradnorm2"][:, trace.rounds >= rounds // 2].mean(1)
 
 
+def _scaling_availability(m: int, scale: float = 1.0) -> list[float]:
+    """Stationary p_i = scale * linspace(0.2, 0.9, m) (rounded to 4 digits)."""
+    return (np.linspace(0.2, 0.9, m) * scale).round(4).tolist()
+
+
+def _rho_checks(ctx) -> list[Check]:
+    """Theorem 1's sigma = 0 residual term 2800 eta^2 s^2 L^2 zeta^2 / (delta^2 (1-sqrt rho)^2) against availability
+    scaled down uniformly: the residual should grow (digest §8 item 9), and by the bound at most linearly in the
+    availability factor X = 1/(delta^2 (1-sqrt rho)^2)."""
+    lr = SCALING_LRS[2]
+    laws = [_scaling_availability(SCALING_M, c) for c in AVAILABILITY_SCALES]
+    rho = np.array([rho_of(p) for p in laws])
+    inverse_gap2 = 1.0 / (1.0 - np.sqrt(rho)) ** 2
+    X = inverse_gap2 / np.array([min(p) for p in laws]) ** 2
+    residual = np.stack([_residual(ctx, "hetero", lr, scale=c) for c in AVAILABILITY_SCALES], 1)
+    gap_fit, fit = slope_with_ci(inverse_gap2, residual, level=0.99), slope_with_ci(X, residual, level=0.99)
+    grows = fit.ci[0] > 0
+    where = (f"p_i = c linspace(0.2, 0.9, 10), c in {list(AVAILABILITY_SCALES)}; exact rho = {rho.round(4).tolist()} "
+             f"(quadrature), X = {X.round(0).tolist()}; eta_l = {lr}, sigma = 0")
+    return [
+        Check("sigma = 0, zeta > 0: residual grows as availability gets scarcer (slope in X > 0)", fit.slope, 0.0,
+              "> 0", "holds" if grows else ("violated" if fit.ci[1] < 0 else "inconclusive"), ci=fit.ci,
+              note=f"digest §8 item 9's reading of the bound; 99% bootstrap CI of the log-log slope; {where}"),
+        slope_check("sigma = 0, zeta > 0: slope of the residual in X = 1/(delta^2 (1-sqrt rho)^2)", X, residual, 1.0,
+                    "at_most", note="the bound's residual term is linear in X; a uniform scaling moves delta with rho, so "
+                         "1/(1-sqrt rho)^2 alone is not the bound's variable (against it the measured exponent is "
+                         f"{gap_fit.slope:.3f}, 99% CI [{gap_fit.ci[0]:.3f}, {gap_fit.ci[1]:.3f}])"),
+    ]
+
+
 @claim("fedawe.thm1.scaling",
        "seed 000 Theorem 1 / Corollary 2, residual terms of (13); digest 000 §8 item 9",
        "At fixed steps the stationary avg E||grad F(xbar^t)||^2 scales linearly in eta_l eta_g when sigma > 0 and "
        "zeta = 0 (term 24 eta L delta_max sigma^2/(m delta^2), also ~ 1/m), and quadratically in eta_l eta_g s when "
-       "sigma = 0 and zeta > 0 (term 2800 eta^2 s^2 L^2 zeta^2/(delta^2 (1-sqrt rho)^2)).")
+       "sigma = 0 and zeta > 0 (term 2800 eta^2 s^2 L^2 zeta^2/(delta^2 (1-sqrt rho)^2)), and that residual grows as "
+       "availability gets scarcer, at most linearly in 1/(delta^2 (1-sqrt rho)^2).")
 @one_thread
 def thm1_scaling(ctx) -> Evidence:
     lrs = np.asarray(SCALING_LRS)
@@ -667,12 +822,13 @@ def thm1_scaling(ctx) -> Evidence:
                     "at_least", note="the bound's only residual term is quadratic"),
         slope_check("sigma > 0, zeta = 0: slope of the residual in m (eta_l = 0.01)", sizes, by_m, -1.0, "at_most",
                     note="p_i = linspace(0.2, 0.9, m), so delta and delta_max do not change with m"),
+        *_rho_checks(ctx),
     ]
     return Evidence(checks, notes=[
         "Runs start at x* and average ||grad F(xbar^t)||^2 over the second half of T = max(500, 3/eta_l) rounds, "
         "so the transient term 6 (F(z^0) - F*)/(eta s T) is absent; s = 5, eta_g = 1, stationary Bernoulli p_i in "
-        "[0.2, 0.9], d = 5, shared Hessian with spectrum in [0.5, 1]. The predicted exponents are the small-step "
-        "limits; the fit uses the smallest affordable steps.",
+        "[0.2, 0.9] (scaled down by c for the rho checks), d = 5, shared Hessian with spectrum in [0.5, 1]. The "
+        "predicted exponents are the small-step limits; the fit uses the smallest affordable steps.",
         "The sigma = 0 residual is quadratic because the echoed weights re-equalise (Prop. 1): the availability noise "
         "in the mean's increments telescopes instead of accumulating like a random walk."],
         deviations=["Theorem 1 is stated for F(zbar); we measure xbar, the point of Corollary 2, with the same form."])
@@ -692,7 +848,7 @@ def cor1_rate(ctx) -> Evidence:
     for problem in fedawe_rate.PROBLEMS:
         for name, label in (("grad", "avg E||grad F(xbar^t)||^2"), ("consensus", "avg consensus error of x")):
             checks.append(slope_check(f"{problem}: slope of {label} in T", T, data[problem][name], -0.5, "at_most",
-                                      note=_tight_note(T, data[problem][name]), regime=regime))
+                                      note=_last_segment_note(T, data[problem][name]), regime=regime))
         measured = data[problem]["grad"].mean(0)
         worst = int(np.argmax(measured / data[problem]["bound"]))
         constants, _ = fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)
@@ -706,10 +862,10 @@ def cor1_rate(ctx) -> Evidence:
                     errata=[COR1_ERRATUM])
 
 
-def _tight_note(x, samples) -> str:
+def _last_segment_note(x, samples) -> str:
     mean = np.asarray(samples).mean(0)
     last = np.log(mean[-1] / mean[-2]) / np.log(x[-1] / x[-2])
-    return f"upper-bound reading: decays at least as fast as predicted; slope of the last segment {last:.3f}"
+    return f"slope of the last segment {last:.3f}"
 
 
 def _cor1_notes() -> list[str]:
@@ -745,7 +901,7 @@ def cor1_speedup(ctx) -> Evidence:
         for name in ("grad", "consensus"):
             checks.append(slope_check(f"iid: slope of avg {name} in {axis} at T = {T}", data[axis],
                                       data["iid"][axis][name], -0.5, "at_most", regime=regime,
-                                      note=_tight_note(data[axis], data["iid"][axis][name])))
+                                      note=_last_segment_note(data[axis], data["iid"][axis][name])))
     path = fedawe_speedup.draw_speedup(data, ctx.figure_path("fedawe-speedup"))
     return Evidence(checks, figure=str(path), notes=_cor1_notes() + [
         "The speedup is measured on the identical-clients problem (zeta = 0): with zeta > 0 the (sm/T) zeta^2 term "
@@ -760,6 +916,18 @@ BASELINE_P = (0.9, 0.6, 0.4, 0.25, 0.15)
 BASELINE_LR = 0.1
 BASELINES = {"fedau": {"name": "fedau", "cutoff": 50}, "mifa": {"name": "mifa"}, "fedvarp": {"name": "fedvarp"},
              "f3ast": {"name": "f3ast", "beta": 0.01}}
+ROUNDING = 1e-12  # MIFA / FedVARP: every replica reaches x* to ~1e-16, so a CI there measures rounding, not sampling
+EXACT_LIMIT = (f"allowance {ROUNDING:g} for rounding only: with s = 1 and exact gradients x* is the fixed point of the "
+               "server update and every replica reaches it to ~1e-16, where the CI's width is rounding (with no "
+               "allowance, differences of a few ulps would read as violations)")
+ESTIMATED_WEIGHTS = {  # digest §8 item 11 expects only E[x^T] ~ x* from online weight estimates
+    "fedau": "allowance {tol:.3g} (5% of FedAvg-active's bias): the weights are running means of observed gaps, cut "
+             "at K = 50 (relative weight bias up to (1-p)^K = 3e-4 at p = 0.15) and unscaled before the first gap "
+             "is seen, so the digest expects E[x^T] ~ x* only",
+    "f3ast": "allowance {tol:.3g} (5% of FedAvg-active's bias): the weight 1/r_k uses an EMA of the participation "
+             "rate whose relative variance beta(1-p)/((2-beta)p) is up to 2.8% here, so E[1/r_k] exceeds 1/p_k "
+             "(Jensen) and the digest expects E[x^T] ~ x* only when the rates track p_k",
+}
 
 
 def _baseline_config(ctx, algorithm: dict, dynamics: str = "stationary") -> RunConfig:
@@ -786,10 +954,9 @@ def baselines(ctx) -> Evidence:
     checks = []
     for name, spec in BASELINES.items():
         final = ctx.run(_baseline_config(ctx, spec)).final["server"]
-        for j in range(problem.dim):
-            checks.append(in_interval(f"{name}: E[x^T]_{j} = x*_{j}", final[:, j], x_star[j], level=level, atol=tol,
-                                      note=f"x* in closed form; allowance 5% of FedAvg-active's bias ({tol:.3g}) for the "
-                                           "estimated weights of FedAU / F3AST; Bonferroni over coordinates"))
+        atol, note = (tol, ESTIMATED_WEIGHTS[name].format(tol=tol)) if name in ESTIMATED_WEIGHTS else (ROUNDING, EXACT_LIMIT)
+        checks += [in_interval(f"{name}: E[x^T]_{j} = x*_{j}", final[:, j], x_star[j], level=level, atol=atol,
+                               note=f"x* in closed form; {note}; Bonferroni over coordinates") for j in range(problem.dim)]
     sine = _baseline_config(ctx, {"name": "fedavg", "aggregation": "active"}, "sine")
     exact = fedavg_moments(sine).mean[-1]
     final = ctx.run(sine).final["server"]

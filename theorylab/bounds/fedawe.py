@@ -77,31 +77,40 @@ class Constants:
         return math.sqrt((self.beta2 + 1) * (1 + self.L ** 2))
 
 
-def _rate_bound(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float, k: tuple[float, float, float, float]):
-    """:math:`\\frac{k_0\\Delta_0}{\\eta sT} + \\frac{k_1\\eta L\\delta_{\\max}\\sigma^2}{m\\delta^2}
-    + \\frac{k_2\\eta^2s^2L^2\\sigma^2}{g^2\\delta^2} + \\frac{k_3\\eta^2s^2L^2\\zeta^2}{g^2\\delta^2}` (Thm 1 / Cor. 2 / Cor. 3)."""
+RATE_CONSTANTS = {"theorem1": (6, 24, 15, 2800), "corollary2": (12, 48, 31, 5600), "corollary3": (3, 12, 28, 1600)}
+
+
+def rate_terms(result: str, c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> dict[str, float]:
+    r"""The four terms of Theorem 1 / Corollary 2 / Corollary 3 (``result`` a key of :data:`RATE_CONSTANTS`,
+    constants :math:`k_0..k_3`), named by their formula: :math:`\frac{k_0\Delta_0}{\eta sT}` (transient),
+    :math:`\frac{k_1\eta L\delta_{\max}\sigma^2}{m\delta^2}` (noise), :math:`\frac{k_2\eta^2s^2L^2\sigma^2}{g^2\delta^2}`
+    (noise drift) and :math:`\frac{k_3\eta^2s^2L^2\zeta^2}{g^2\delta^2}` (heterogeneity drift).  Corollary 3 is
+    stated for :math:`\eta_g\ge1` and :math:`L\ge1`."""
+    if result == "corollary3" and (eta_g < 1 or c.L < 1):
+        raise ValueError(f"Corollary 3 is stated for eta_g >= 1 and L >= 1 (any L' >= L is a valid constant); "
+                         f"got eta_g={eta_g}, L={c.L}")
+    k = RATE_CONSTANTS[result]
     eta = eta_l * eta_g
     drift = (eta * c.s * c.L) ** 2 / (c.gap * c.delta) ** 2
-    return (k[0] * delta0 / (eta * c.s * T) + k[1] * eta * c.L * c.delta_max * c.sigma2 / (c.m * c.delta ** 2)
-            + k[2] * drift * c.sigma2 + k[3] * drift * c.zeta2)
+    return {f"{k[0]} Delta0/(eta s T)": k[0] * delta0 / (eta * c.s * T),
+            f"{k[1]} eta L delta_max sigma^2/(m delta^2)": k[1] * eta * c.L * c.delta_max * c.sigma2 / c.m / c.delta ** 2,
+            f"{k[2]} (eta s L)^2 sigma^2/((1-sqrt rho) delta)^2": k[2] * drift * c.sigma2,
+            f"{k[3]} (eta s L)^2 zeta^2/((1-sqrt rho) delta)^2": k[3] * drift * c.zeta2}
 
 
 def theorem1_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Theorem 1: bound on :math:`\\frac1T\\sum_t\\mathbb E\\|\\nabla F(\\bar z^t)\\|^2`; ``delta0`` :math:`=F(\\bar z^0)-F^\\star`."""
-    return _rate_bound(c, eta_l, eta_g, T, delta0, (6, 24, 15, 2800))
+    r"""Theorem 1: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar z^t)\|^2`; ``delta0`` :math:`=F(\bar z^0)-F^\star`."""
+    return sum(rate_terms("theorem1", c, eta_l, eta_g, T, delta0).values())
 
 
 def corollary2_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Corollary 2: bound on :math:`\\frac1T\\sum_t\\mathbb E\\|\\nabla F(\\bar x^t)\\|^2`."""
-    return _rate_bound(c, eta_l, eta_g, T, delta0, (12, 48, 31, 5600))
+    r"""Corollary 2: bound on :math:`\frac1T\sum_t\mathbb E\|\nabla F(\bar x^t)\|^2`."""
+    return sum(rate_terms("corollary2", c, eta_l, eta_g, T, delta0).values())
 
 
 def corollary3_rhs(c: Constants, eta_l: float, eta_g: float, T: int, delta0: float) -> float:
-    """Corollary 3: bound on :math:`\\frac1T\\sum_t\\frac1m\\sum_i\\mathbb E\\|x_i^t-\\bar x^t\\|^2` (needs :math:`\\eta_g\\ge1`, :math:`L\\ge1`)."""
-    if eta_g < 1 or c.L < 1:
-        raise ValueError(f"Corollary 3 is stated for eta_g >= 1 and L >= 1 (any L' >= L is a valid constant); "
-                         f"got eta_g={eta_g}, L={c.L}")
-    return _rate_bound(c, eta_l, eta_g, T, delta0, (3, 12, 28, 1600))
+    r"""Corollary 3: bound on :math:`\frac1T\sum_t\frac1m\sum_i\mathbb E\|x_i^t-\bar x^t\|^2` (needs :math:`\eta_g\ge1`, :math:`L\ge1`)."""
+    return sum(rate_terms("corollary3", c, eta_l, eta_g, T, delta0).values())
 
 
 def corollary1_steps(c: Constants, T: int) -> tuple[float, float]:
