@@ -79,6 +79,7 @@ def test_rrm_and_multistart():
     hess = lambda x: np.array([[12 * x[0] ** 2 - 4]])
     res = multistart_minimise(f, grad, [[2.0], [-2.0], [0.5]], hess=hess)
     assert res.best[0] < 0 and res.spread > 1.5 and res.hessian_min_eig > 0 and res.gradient_norm < 1e-8
+    assert 0.55 < res.value_spread < 0.65  # the wells near -1 and +1 differ by 2 * 0.3 to first order in the tilt
 
 
 @pytest.mark.parametrize("loss", ["squared", "linear"])
