@@ -19,9 +19,10 @@ intercept not regularised, averaged over rows,
 
 and the performative risk :math:`\mathrm{PR}(\theta)=f(\theta;\theta)` (the quantity the authors log as "loss").
 Defaults follow the paper: :math:`N=10`, :math:`\epsilon_i\sim U[0.9,1.1]` (drawn from a seeded PCG64
-generator), :math:`\lambda=1/n`, mini-batches of 4 (drawn with replacement within a batch; the authors draw
-without — a repeat has probability :math:`\approx B^2/2M<0.5\%` and both are unbiased), start at
-:math:`\theta_{\rm ERM}=\Phi(0)` [R].
+generator), :math:`\lambda=1/n` with :math:`n` every preprocessed row, the remainder that the equal split
+drops included (:math:`n=18{,}357` on the real data: the authors' logged :math:`\lambda=5.4475\cdot10^{-5}`),
+mini-batches of 4 (drawn with replacement within a batch; the authors draw without — a repeat has probability
+:math:`\approx B^2/2M<0.5\%` and both are unbiased), start at :math:`\theta_{\rm ERM}=\Phi(0)` [R].
 
 Ground truth: :math:`\theta^{PS}` by repeated risk minimisation, each step a cvxpy solve (SCS,
 warm-started; the exponential-cone interior-point solver stalls on these heavy-tailed features) certified in
@@ -86,7 +87,7 @@ class CreditScoring:
         self.eps = np.asarray(eps, dtype=np.float64)
         if self.eps.shape != (self.n_clients,) or np.any(self.eps < 0):
             raise ValueError(f"eps must hold {self.n_clients} non-negative sensitivities; got {eps!r}")
-        self.lam = 1.0 / n if lam is None else float(lam)
+        self.lam = 1.0 / x.shape[0] if lam is None else float(lam)  # all rows, as the authors (digest §4.2.3)
         if not self.lam >= 0:
             raise ValueError(f"lam must be >= 0; got {lam}")
         self.batch, self.bug = int(batch), bool(released_code_local_eps_zero)
@@ -308,7 +309,7 @@ def credit(source: str = "real", n: int | None = None, data_seed: int = 0, n_cli
     """GiveMeSomeCredit strategic classification: 10 equal clients, eps_i ~ U[0.9, 1.1], logistic loss.
 
     ``source="real"`` needs the whynot package (see :mod:`testbeds.credit_data`); ``"synthetic"`` is the stand-in.
-    ``n`` keeps the first ``n`` preprocessed rows; ``lam`` defaults to 1/n.  Ground truth (PS, PO) is cached
+    ``n`` keeps the first ``n`` preprocessed rows; ``lam`` defaults to 1/n (before the equal split drops the remainder).  Ground truth (PS, PO) is cached
     per process for each parameter set and shared with the bug-reproducing and GPU variants.
     """
     if source not in SOURCES:

@@ -135,6 +135,7 @@ def test_real_data_matches_perdomo_counts():
     x, y = credit_data.load_credit()
     assert x.shape == (18_357, 11) and int(y.sum()) == 8_357
     assert np.allclose(x[:, 10], 1.0) and abs(float(x[:, :10].mean())) < 0.5
+    assert credit(source="real").lam == 1 / 18_357  # the authors' logged lambda = 5.447513210219535e-05 (digest §4.2.3)
 
 
 def test_synthetic_stand_in_shape():
