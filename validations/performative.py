@@ -321,6 +321,16 @@ def _d(weights: str, scheme: str, k, t, E: int = 5, lr=PAPER_LR, **problem) -> n
     return expected_dist2(gaussian_spec(weights=weights, **problem), algorithm_spec(scheme, k, E, lr), t)
 
 
+# The digest's "last decade" of Table A: local iterations in [2e4, 2e5], 60 log-spaced multiples of E = 5.
+LAST_DECADE = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
+
+
+def _decade_slope(weights: str, scheme: str, k, **problem) -> float:
+    """Least-squares slope of log E(theta_bar^t - theta_PS)^2 against log(t + gamma) on :data:`LAST_DECADE`
+    (exact engine, the paper's eta_t = 100/(t + gamma) with gamma = 1e4)."""
+    return loglog_slope(LAST_DECADE + PAPER_LR["t0"], _d(weights, scheme, k, LAST_DECADE, **problem))[0]
+
+
 @claim("performative.digest_tables", "digest 003 §6 Tables A-E and the constant-step / divergence numbers",
        "The exact engine reproduces the digest's reference values of E|theta_bar^t - theta_PS|^2 (authors' generator, "
        "seed 0, eta_t = 100/(t + 1e4), sigma_d = 1e-3).")
@@ -330,9 +340,19 @@ def digest_tables(ctx) -> Evidence:
                ("I", "random"): ["1167", "8.44", "2.52", "1.33", "0.68"],
                ("II", "uniform"): ["1166", "2.48", "0.605", "0.294", "0.143"]}
     ts = [1000, 10_000, 50_000, 100_000, 200_000]
+    noisy_change = []
     for (scheme, weights), texts in table_a.items():
         values = _d(weights, scheme, 20, ts)
         checks += [_printed(f"Table A {scheme}, t={t}", float(v), s) for t, v, s in zip(ts, values, texts)]
+        noisy_change.append(np.abs(_d(weights, scheme, 20, ts, sigma=1.0) / values - 1))
+    for (scheme, weights), text in zip(table_a, ("-2.0", "-1.06", "-1.18")):
+        checks.append(_printed(f"Table A {scheme}: slope vs log(t + gamma), last decade", _decade_slope(weights, scheme, 20),
+                               text, "digest value; window [2e4, 2e5] local iterations (the decade ending at the table's "
+                                     "last column), least squares on 60 log-spaced points; tolerance = printed rounding"))
+    checks.append(at_most("Table A with sigma_d = 1 instead of 1e-3: max relative change of its 15 values",
+                          float(np.max(noisy_change)), 0.05,
+                          note="digest: 'almost identical'. Tolerance 5% = 0.021 decades on the paper's log-scale "
+                               "axes, invisible there; the printed rounding (<= 0.7% here) would test 'identical'"))
     table_b = {("full", None): "0.0413", ("I", 20): "1.255", ("II", 20): "0.294", ("I", 5): "4.90", ("II", 5): "4.09"}
     for (scheme, k), text in table_b.items():
         checks.append(_printed(f"Table B {scheme} (K={k}), uniform p, t=1e5", float(_d("uniform", scheme, k, 100_000)[0]), text))
@@ -355,14 +375,12 @@ def digest_tables(ctx) -> Evidence:
             values = _d("uniform", scheme, 20, te, eps_var=ev, mu_var=mv)
             checks += [_printed(f"Table E Var(eps)={ev}, Var(m)={mv}, Scheme {scheme}, t={t}", float(v), s)
                        for t, v, s in zip(te, values, texts)]
-    slopes = {}
-    for scheme, weights in (("full", "random"), ("I", "random"), ("II", "uniform")):
-        grid = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
-        slopes[scheme] = loglog_slope(grid + 1e4, _d(weights, scheme, 20, grid))[0]
+    late = _d("uniform", "II", 20, [100_000, 200_000])
+    late_slope = float(np.log(late[1] / late[0]) / np.log(2.1e5 / 1.1e5))
     return Evidence(checks, deviations=[R_DEFAULTS], notes=[
-        "Table A's 'slope vs log(t+gamma), last decade' (digest: -2.0, -1.06, -1.18) depends on the window: least squares on "
-        f"60 log-spaced points of [2e4, 2e5] gives full {slopes['full']:.3f}, Scheme I {slopes['I']:.3f}, Scheme II "
-        f"{slopes['II']:.3f} (on [1e5, 2e5]: Scheme II -1.11); reported, not checked.",
+        "The digest does not define 'last decade' beyond its name; the Table A slopes are fitted on [2e4, 2e5]. The fit "
+        f"drifts with the window while the curve bends (Scheme II: two-point slope {late_slope:.3f} on [1e5, 2e5]), so a "
+        "miss of a printed slope may be a different window rather than a different curve.",
         "Constant-step, divergence, Delta_0 = 0 and released-code numbers of §6 are checked in their own claims.",
         f"Table E prints 1.26 for Scheme I, Var(eps)=0.1, Var(m)=0.6, t=1e5; the exact value {table_b_i:.6g} misses it by "
         f"{1.26 - table_b_i:.5f}, beyond the printed rounding 0.005, so that check is violated. It is the quantity Table B "
@@ -417,9 +435,7 @@ def _theorem(ctx, theorem: str) -> Evidence:
     checks.append(at_most(f"bound test: max over E <= t <= {horizon:.0e} of E|theta_bar^t - theta_PS|^2 / (v/(gamma+t))",
                           worst, 1.0, note="exact engine with the theorem's eta_t = 2/(mu_tilde (t + gamma)); at t = 0 both "
                                            "sides equal Delta_0 (v = gamma Delta_0); tightness = bound/actual"))
-    grid = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
-    paper_algorithm = algorithm_spec(scheme, 20)
-    exact_slope = loglog_slope(grid + 1e4, expected_dist2(spec, paper_algorithm, grid))[0]
+    exact_slope = _decade_slope(weights, scheme, 20)
     checks.append(_trend("rate: exact slope of E|theta_bar - theta_PS|^2 vs t + gamma on [2e4, 2e5]", exact_slope,
                          exact_slope <= -1, "<=", -1.0, "paper's eta_t = 100/(t + 1e4); exact engine, 60 log-spaced points"))
     lr, mc_horizon, window = ctx.pick((MC_RATE_LR, 10_000, 1_000), (PAPER_LR, 200_000, 20_000))
