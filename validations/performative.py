@@ -560,27 +560,38 @@ def effect_of_e(ctx) -> Evidence:
                 "expectation; it holds per communication round."])
 
 
+def _valley(values) -> bool:
+    """The sequence strictly decreases to a minimum at an interior position and strictly increases after it."""
+    low, steps = int(np.argmin(values)), np.diff(values)
+    return 0 < low < len(values) - 1 and bool(np.all(steps[:low] < 0) and np.all(steps[low:] > 0))
+
+
 @claim("performative.effect_of_K", f"{SEED} §4.1 'Impact of K' (L313), Fig. 3; §3.3 'Choice of K'; digest §6 Table D, V11",
        "For Scheme I a larger K converges faster; for Scheme II the convergence rate first increases then decreases with K.")
 def effect_of_k(ctx) -> Evidence:
-    ks = (2, 5, 10, 15, 20, 24)
+    ks = (2, 5, 10, 15, 20, 24, 25)
     checks = []
     for scheme in ("I", "II"):
-        values = np.array([float(_d("uniform", scheme, k, 50_000)[0]) for k in ks])
-        steps = np.diff(values)
-        monotone = bool(np.all(steps < 0))
-        text = ", ".join(f"K={k}: {v:.3g}" for k, v in zip(ks, values))
-        if scheme == "I":
-            checks.append(_trend("Scheme I: E|.|^2 at t=5e4 decreases in K (largest step change)", float(steps.max()),
-                                 monotone, "< 0", 0.0, f"exact engine, uniform p: {text}"))
-        else:
-            checks.append(_trend("Scheme II: E|.|^2 at t=5e4 first decreases then increases in K (number of increases)",
-                                 int(np.sum(steps > 0)), bool(np.any(steps > 0)), ">= 1", 1,
-                                 f"exact engine, uniform p: {text} (monotone decreasing)"))
+        runs = [("full", None) if (scheme == "II" and k == 25) else (scheme, k) for k in ks]  # Scheme II, K = N: full
+        measures = {"E|.|^2 at t=5e4": np.array([float(_d("uniform", s, k, 50_000)[0]) for s, k in runs]),
+                    "slope on [2e4, 2e5]": np.array([_decade_slope("uniform", s, k) for s, k in runs])}
+        for label, values in measures.items():
+            note = "exact engine, uniform p, E = 5: " + ", ".join(f"K={k}: {v:.4g}" for k, v in zip(ks, values))
+            if scheme == "I":
+                checks.append(_trend(f"Scheme I: {label} decreases in K (largest step change)", float(np.diff(values).max()),
+                                     bool(np.all(np.diff(values) < 0)), "< 0", 0.0, note))
+            else:
+                checks.append(_trend(f"Scheme II: {label} falls to an interior minimum in K, then rises (K at the minimum)",
+                                     ks[int(np.argmin(values))], _valley(values), "2 < K_min < 25, monotone on each side",
+                                     "interior", note))
     path = performative_fig3.draw(performative_fig3.compute(ctx), ctx.figure_path("performative-fig3"))
-    return Evidence(checks, figure=str(path), deviations=[R_DEFAULTS], errata=[
-        "Scheme II's 'first increases then decreases with K' is not reproduced in expectation: the error decreases "
-        "monotonically in K (digest Table D); a Monte Carlo figure with 5 runs can show non-monotone noise."])
+    return Evidence(checks, figure=str(path), deviations=[R_DEFAULTS], notes=[
+        "'The convergence rate first increases then decreases' is tested on two readings: the error level at t = 5e4 "
+        "(what Fig. 3's curves show; a faster rate means a lower curve) and the fitted log-log slope (a faster rate means "
+        "a more negative slope). Either way the shape must be a valley with its bottom at an interior K."], errata=[
+        "Scheme II's 'first increases then decreases with K' is not reproduced in expectation: the error decreases and "
+        "the slope steepens monotonically in K (digest Table D); a Monte Carlo figure with 5 runs can show non-monotone "
+        "noise."])
 
 
 @claim("performative.heterogeneity", f"{SEED} §4.1 'Data heterogeneity and shifting heterogeneity' (L318), Fig. 4; "
