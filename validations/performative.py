@@ -26,7 +26,7 @@ from theorylab.performative.experiments import (PAPER_LR, R_DEFAULTS, THETA_PS, 
                                                 run_config)
 from theorylab.performative.schemes import sample_weights, sampling_variance
 from theorylab.performative.solvers import multistart_minimise, repeated_risk_minimisation
-from theorylab.performative.theorems import for_gaussian
+from theorylab.performative.theorems import BY_CONSTRUCTION, for_gaussian
 from theorylab.rng import Streams
 from theorylab.trace import mean_ci
 
@@ -423,9 +423,9 @@ def _theorem(ctx, theorem: str) -> Evidence:
     spec = gaussian_spec(weights=weights)
     problem = gaussian_mean_paper(weights=weights)
     consts = for_gaussian(problem, 5, 20)
-    hidden = consts.hidden_conditions(theorem)
-    checks.append(Check("hidden preconditions at the theorem's eta_0", sum(hidden.values()), len(hidden), "==",
-                        "holds" if all(hidden.values()) else "violated", note=", ".join(f"{k}: {v}" for k, v in hidden.items())))
+    hidden = consts.hidden_condition(theorem)
+    checks.append(at_most(f"{hidden.name} at the theorem's own eta_0 (unstated in Lemma B.1)", hidden.value, hidden.limit,
+                          note="not implied by the choice of gamma (digest §3.1); calculator's delta"))
     horizon = ctx.pick(200_000, 2_000_000)
     algorithm = algorithm_spec(scheme, 20, 5, consts.schedule(theorem))
     moments = exact(spec, algorithm, horizon)
@@ -453,8 +453,12 @@ def _theorem(ctx, theorem: str) -> Evidence:
     notes = [f"Constants of this run's instance ({weights} p): gamma = {consts.gamma[theorem]:.3g}, v = {consts.v[theorem]:.3g}, "
              f"eta_0 = {consts.eta0(theorem):.3g}, cap {eta_cap:.3g}. Vacuity: the bound at t = 1e6 is "
              f"{float(consts.bound(theorem, 1e6)) / consts.delta0:.8f} Delta_0 (no guaranteed progress at practical horizons); "
-             f"the experiments' eta_0 = 0.01 exceeds the cap by {0.01 / eta_cap:.1e}x, so they lie outside the theorem.",
-             "The bound holds but is vacuous: with eta ~ 1e-12 the iterate barely moves, and v/(gamma+t) ~ Delta_0."]
+             f"the experiments' eta_0 = 0.01 exceeds the cap by {0.01 / eta_cap:.1e}x (performative.theorem_scope).",
+             "The bound holds but is vacuous: with eta ~ 1e-12 the iterate barely moves, and v/(gamma+t) ~ Delta_0.",
+             "Definitional at the theorem's own eta_0, so not counted as checks: " + "; ".join(BY_CONSTRUCTION) + " (each "
+             "is a term of gamma's max).",
+             f"Appendix D's Theorems D.5/D.8 assume bounded gradients ((3), D.1): here G^2 = {problem.G2} (E|grad l|^2 grows "
+             "like theta^2), so they do not apply and are not checked."]
     if theorem == "3.3":
         notes.append("Theorem 3.3 needs p_i = 1/N: its bound test uses the uniform-p instance; the digest's constants "
                      "(B2, gamma) are for the random-p instance and are checked there.")
@@ -479,6 +483,27 @@ THEOREM_CLAIMS = {
 for _number, (_where, _statement) in THEOREM_CLAIMS.items():
     claim(f"performative.thm{_number.replace('.', '_')}", f"{SEED} {_where}; digest 003 §3.3, §4.1.4, §8 V8-V9",
           _statement)(functools.partial(_theorem, theorem=_number))
+
+
+@claim("performative.theorem_scope", f"{SEED} §4.1 (L308: the scheme ordering 'conforms to our theoretical result because "
+       "B1 > B2'), Thms B.4/C.5 (App. B L568, App. C L899); digest 003 TL;DR, §3.1-§3.3, §4.1.4",
+       "The Gaussian experiments (eta_t = 100/(t + 1e4), i.e. beta = 100, gamma = 1e4, eta_0 = 0.01; E = 5, K = 20) lie "
+       "within the preconditions of Theorems 3.1-3.3 in their general-step form (B.4, C.5), so the theorems describe them.")
+def theorem_scope(ctx) -> Evidence:
+    beta, gamma = PAPER_LR["lr0"] * PAPER_LR["t0"], PAPER_LR["t0"]
+    checks, cap_factor = [], math.inf
+    for theorem, (scheme, weights) in THEOREM_SETTINGS.items():
+        consts = for_gaussian(gaussian_mean_paper(weights=weights), 5, 20)
+        conditions = consts.schedule_conditions(theorem, beta, gamma)
+        cap_factor = min(cap_factor, conditions[1].value / conditions[1].limit)  # eta_0 against eta0_hat / eta0_tilde
+        for cond in conditions:
+            checks.append(at_most(f"Thm {theorem} ({scheme}, {weights} p): {cond.name}", cond.value, cond.limit,
+                                  note="exact constants (digest §4.1.4); a delta-dependent limit is its supremum over "
+                                       "delta, so a miss holds for every delta"))
+    return Evidence(checks, deviations=[R_DEFAULTS], notes=[
+        "The theorems' own step sizes (eta_0 ~ 1e-12) are checked in performative.thm3_*; this claim asks whether the "
+        f"paper's experiments, which it reads through B1 > B2, are covered: eta_0 = {beta / gamma:g} is {cap_factor:.1e} "
+        "times (or more) the largest eta0_hat / eta0_tilde any delta allows."])
 
 
 @claim("performative.consensus", f"{SEED} Lemma B.2 (App. B); digest 003 §3.2, §8 V10",
