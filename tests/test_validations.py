@@ -51,6 +51,7 @@ EXPECTED = {
     "performative.released_full_path": "holds",
     "performative.delta0_zero": "holds",
     "performative.credit_convergence": "holds",
+    "performative.batch_size": "holds",
 }
 
 
