@@ -127,6 +127,7 @@ def _divergence_instance(eps_bar: float, sigma: float = 1.0) -> GaussianMean:
 @claim("performative.prop2_8", f"{SEED} Prop. 2.8 (L155; proof App. A L392-457); digest 003 §1.3, §8 V3",
        "If eps_bar < mu/L the RRM map Phi is a contraction with factor eps_bar L/mu and PS is unique; if eps_bar >= mu/L "
        "some instance makes every Phi-sequence diverge.")
+@one_thread
 def prop2_8(ctx) -> Evidence:
     checks = []
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 28]))
@@ -266,6 +267,7 @@ def prop2_9(ctx) -> Evidence:
 @claim("performative.sampling_variance", f"{SEED} Lemmas C.1-C.2 (App. C); digest 003 §3.2, §8 V6",
        "Both schemes are unbiased, E_S[theta_bar] = w_bar; the sampling variance is (1/K) sum p_k |w_k - w_bar|^2 "
        "(Scheme I) and (N-K)/(K(N-1)) sum p_k |w_k - w_bar|^2 (Scheme II, p_i = 1/N).")
+@one_thread
 def lemma_c2(ctx) -> Evidence:
     import torch
 
@@ -295,6 +297,7 @@ def lemma_c2(ctx) -> Evidence:
 @claim("performative.exact_moments", "digest 003 §5.2 (derived, verified), §8 V7",
        "The exact mean and second-moment recursion of P-FedAvg on the Gaussian-mean testbed matches Monte Carlo for "
        "full participation, Scheme I, Scheme II and rescaled Scheme II.")
+@one_thread
 def exact_moments(ctx) -> Evidence:
     checks = []
     lr = {"name": "inverse", "lr0": 0.05, "t0": 100}
@@ -484,7 +487,7 @@ THEOREM_CLAIMS = {
 }
 for _number, (_where, _statement) in THEOREM_CLAIMS.items():
     claim(f"performative.thm{_number.replace('.', '_')}", f"{SEED} {_where}; digest 003 §3.3, §4.1.4, §8 V8-V9",
-          _statement)(functools.partial(_theorem, theorem=_number))
+          _statement)(one_thread(functools.partial(_theorem, theorem=_number)))
 
 
 @claim("performative.theorem_scope", f"{SEED} §4.1 (L308: the scheme ordering 'conforms to our theoretical result because "
@@ -541,6 +544,7 @@ def consensus(ctx) -> Evidence:
 @claim("performative.scheme_ordering", f"{SEED} §4.1 Fig. 1 text (L304) and 'Choice of sampling schemes' (L316); "
        "digest 003 §6 Tables A-B, §8 V11",
        "Scheme II converges the fastest of the three schemes (Fig. 1); with p_i = 1/N Scheme II beats Scheme I (B1 > B2).")
+@one_thread
 def scheme_ordering(ctx) -> Evidence:
     t = 100_000
     paper = {s: float(_d(default_weights(s), s, 20, t)[0]) for s in ("full", "I", "II")}
@@ -565,6 +569,7 @@ def scheme_ordering(ctx) -> Evidence:
 
 @claim("performative.effect_of_E", f"{SEED} §4.1 'Impact of E' (L307), Fig. 2; §3.3 'Choice of E'; digest §6 Table C, V16",
        "A slightly larger E converges faster; an extremely large E (E = 50) converges more slowly.")
+@one_thread
 def effect_of_e(ctx) -> Evidence:
     t = 100_000
     values = {E: float(_d("uniform", "II", 20, t, E)[0]) for E in (1, 5, 10, 20, 50)}
@@ -595,6 +600,7 @@ def _valley(values) -> bool:
 
 @claim("performative.effect_of_K", f"{SEED} §4.1 'Impact of K' (L313), Fig. 3; §3.3 'Choice of K'; digest §6 Table D, V11",
        "For Scheme I a larger K converges faster; for Scheme II the convergence rate first increases then decreases with K.")
+@one_thread
 def effect_of_k(ctx) -> Evidence:
     ks = (2, 5, 10, 15, 20, 24, 25)
     checks = []
@@ -625,6 +631,7 @@ def effect_of_k(ctx) -> Evidence:
        "digest §4.1.4, §6 Table E, §8 V14",
        "P-FedAvg still converges under heterogeneity, and shifting heterogeneity (in eps) is the main factor, not data "
        "heterogeneity (in m).")
+@one_thread
 def heterogeneity(ctx) -> Evidence:
     t = 100_000
     checks = []
@@ -676,6 +683,7 @@ def constant_step(ctx) -> Evidence:
 @claim("performative.scheme2_unequal_p", f"{SEED} §2.4 (L181), §3.2 (L259-263), Fig. 7; digest §2, §6, §8 V13",
        "Scheme II needs p_i = 1/N: with unequal p and no rescaling the aggregate mass is random and P-FedAvg does not "
        "converge; rescaling the local objectives (g_i = N p_i f_i) restores convergence.")
+@one_thread
 def scheme2_unequal_p(ctx) -> Evidence:
     raw = _d("random", "II", 20, [10_000, 100_000])
     rescaled = _d("random", "II_rescaled", 20, [20_000, 100_000])
