@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.performative_fig5 import LABELS, band, credit_run
+from figures.performative_fig5 import LABELS, band, credit_run, schedule_label
 from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, credit_source
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
@@ -42,9 +42,8 @@ def draw(data: dict, path):
     axes[0, 0].set(ylabel=r"performative loss $f(\theta;\theta)$")
     axes[1, 0].set(ylabel=r"$\|\theta-\theta^{PS}\|$")
     axes[1, 0].legend(fontsize=7)
-    lr = data["lr"]
-    fig.suptitle(f"Figs 8-10: credit scoring ({data['source']} data), E=5, "
-                 f"$\\eta_t={lr['lr0'] * lr['t0']:g}/(t+{lr['t0']:g})$, mean $\\pm$ std over {SEEDS} common seeds")
+    fig.suptitle(f"Figs 8-10: credit scoring ({data['source']} data), E=5, {schedule_label(data['lr'])}, "
+                 f"mean $\\pm$ std over {SEEDS} common seeds")
     return save(fig, path)
 
 

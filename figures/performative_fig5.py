@@ -33,6 +33,11 @@ def credit_run(ctx, problem: dict, scheme: str, k, seeds: int = SEEDS) -> dict:
     return {"steps": trace.rounds * 5, "dist2": m["server.dist2"], "erm_dist": m["server.erm_dist"], "loss": m["server.loss"]}
 
 
+def schedule_label(lr: dict) -> str:
+    """The step size :math:`\\eta_t=\\beta/(t+\\gamma)` of an ``inverse`` schedule spec, for titles."""
+    return f"$\\eta_t={lr['lr0'] * lr['t0']:g}/(t+{lr['t0']:g})$"
+
+
 def band(axis, rounds, values, colour, ls: str = "-", label: str | None = None) -> None:
     """Mean over seeds with a +-1 std band."""
     mean, std = values.mean(0), values.std(0, ddof=1)
@@ -59,9 +64,8 @@ def draw(data: dict, path):
     ax.set(xlabel="rounds", ylabel=r"performative loss $f(\theta;\theta)$", title="(a) loss")
     bx.set(yscale="log", xlabel="rounds", ylabel=r"$\|\theta-\theta^{PS}\|$", title="(b) distance to PS")
     bx.legend(fontsize=7)
-    lr = data["lr"]
-    fig.suptitle(f"Fig. 5: credit scoring ({data['source']} data), E=5, batch 4, "
-                 f"$\\eta_t={lr['lr0'] * lr['t0']:g}/(t+{lr['t0']:g})$, mean $\\pm$ std over {SEEDS} seeds")
+    fig.suptitle(f"Fig. 5: credit scoring ({data['source']} data), E=5, batch 4, {schedule_label(data['lr'])}, "
+                 f"mean $\\pm$ std over {SEEDS} seeds")
     return save(fig, path)
 
 
