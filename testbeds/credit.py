@@ -299,7 +299,8 @@ def _cached_problem(source, n, data_seed, n_clients, eps_low, eps_high, eps_seed
     """One objective per parameter set (the batch size and the bug flag change the sampler, not the objective)."""
     x, y = _dataset(source, n, data_seed)
     eps = np.random.Generator(np.random.PCG64(eps_seed)).uniform(eps_low, eps_high, n_clients)
-    return CreditScoring(x, y, n_clients, eps, lam, strategic=strategic, label=f"{source} n={len(y) // n_clients * n_clients}")
+    label = f"{source} n={len(y) // n_clients * n_clients}"
+    return CreditScoring(x, y, n_clients, eps, lam, strategic=strategic, label=label)
 
 
 @register("testbed", "credit")

@@ -772,12 +772,12 @@ def credit_convergence(ctx) -> Evidence:
         fit = slope_with_ci(steps[window] + data["lr"]["t0"], dist2[:, window], seed=ctx.seed)
         checks.append(_slope_check(f"{scheme}: slope of |theta - theta_PS|^2 vs t + gamma, last decade", fit,
                                    f"{dist2.shape[0]} seeds; eta_t = {data['lr']['lr0'] * data['lr']['t0']:g}/(t + {data['lr']['t0']:g})"))
-        checks.append(_paired_excess(f"{scheme}: final |theta - theta_ERM| - |theta - theta_PS| (ends nearer PS)", erm[:, -1],
-                              np.sqrt(dist2[:, -1]), f"|theta_ERM - theta_PS| = {gap:.3g}"))
+        checks.append(_paired_excess(f"{scheme}: final |theta - theta_ERM| - |theta - theta_PS| (ends nearer PS)",
+                                     erm[:, -1], np.sqrt(dist2[:, -1]), f"|theta_ERM - theta_PS| = {gap:.3g}"))
     bug = data["bug"]
-    checks.append(_paired_excess("released-code bug (local eps = 0): final |theta - theta_PS| - |theta - theta_ERM| (ends nearer "
-                          "ERM)", np.sqrt(bug["dist2"][:, -1]), bug["erm_dist"][:, -1],
-                          "full participation with released_code_local_eps_zero=True targets theta_ERM (regression test)"))
+    checks.append(_paired_excess("released-code bug (local eps = 0): final |theta - theta_PS| - |theta - theta_ERM| "
+                                 "(ends nearer ERM)", np.sqrt(bug["dist2"][:, -1]), bug["erm_dist"][:, -1],
+                                 "full participation with released_code_local_eps_zero=True targets theta_ERM (regression test)"))
     path = performative_fig5.draw(data, ctx.figure_path("performative-fig5"))
     return Evidence(checks, figure=str(path), deviations=credit_deviations(source) + [
         f"Step size eta_t = {data['lr']['lr0'] * data['lr']['t0']:g}/(t + {data['lr']['t0']:g}) over {data['horizon']} local "
@@ -786,6 +786,22 @@ def credit_convergence(ctx) -> Evidence:
         f"|theta_ERM - theta_PS| = {gap:.4g} on the {source} data. {_real_erm_ps_gap(source)} The authors' runs end "
         "at distances 0.04-0.09 from PS (their logs, digest §4.2.3); a gap below that means their Fig. 5 cannot tell PS "
         "from theta_ERM, the target of the released code's eps = 0 bug."])
+
+
+def _real_erm_ps_gap(source: str) -> str:
+    """|theta_ERM - theta_PS| on GiveMeSomeCredit, computed when the data are installed (PS by Newton on the PS
+    equation, which is cheap; the certified RRM runs only in the full budget)."""
+    from testbeds.credit import credit
+    from testbeds.credit_data import available
+
+    if source == "real":
+        return ""
+    if not available():
+        return "The real data are not installed, so the real-data gap is not computed."
+    real = credit(source="real")
+    value = float(np.linalg.norm(real.theta_erm - real.ps_root()))
+    return f"On the real data it is {value:.3g} (Newton root of grad_1 f(theta; theta) = 0)."
+
 
 @claim("performative.batch_size", f"{SEED} App. E.2 (L1242), Figs 8-10; digest 003 §4.2.1, §8 V18",
        "On credit scoring a larger mini-batch (1, 4, 16) makes P-FedAvg converge faster under full participation, "
@@ -814,19 +830,3 @@ def batch_size(ctx) -> Evidence:
         " ('especially for the partial schemes' compares these).",
         "At batch 16, Scheme I / full = {I:.3g} and Scheme II / full = {II:.3g} in mean final squared distance. 'As fast "
         "as full participation' is not checked: the paper gives no margin for it.".format(**versus_full)])
-
-
-
-def _real_erm_ps_gap(source: str) -> str:
-    """|theta_ERM - theta_PS| on GiveMeSomeCredit, computed when the data are installed (PS by Newton on the PS
-    equation, which is cheap; the certified RRM runs only in the full budget)."""
-    from testbeds.credit import credit
-    from testbeds.credit_data import available
-
-    if source == "real":
-        return ""
-    if not available():
-        return "The real data are not installed, so the real-data gap is not computed."
-    real = credit(source="real")
-    value = float(np.linalg.norm(real.theta_erm - real.ps_root()))
-    return f"On the real data it is {value:.3g} (Newton root of grad_1 f(theta; theta) = 0)."
