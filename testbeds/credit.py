@@ -19,9 +19,10 @@ intercept not regularised, averaged over rows,
 
 and the performative risk :math:`\mathrm{PR}(\theta)=f(\theta;\theta)` (the quantity the authors log as "loss").
 Defaults follow the paper: :math:`N=10`, :math:`\epsilon_i\sim U[0.9,1.1]` (drawn from a seeded PCG64
-generator), :math:`\lambda=1/n`, mini-batches of 4 (drawn with replacement within a batch; the authors draw
-without — a repeat has probability :math:`\approx B^2/2M<0.5\%` and both are unbiased), start at
-:math:`\theta_{\rm ERM}=\Phi(0)` [R].
+generator), :math:`\lambda=1/n` with :math:`n` every preprocessed row, the remainder that the equal split
+drops included (:math:`n=18{,}357` on the real data: the authors' logged :math:`\lambda=5.4475\cdot10^{-5}`),
+mini-batches of 4 (drawn with replacement within a batch; the authors draw without — a repeat has probability
+:math:`\approx B^2/2M<0.5\%` and both are unbiased), start at :math:`\theta_{\rm ERM}=\Phi(0)` [R].
 
 Ground truth: :math:`\theta^{PS}` by repeated risk minimisation, each step a cvxpy solve (SCS,
 warm-started; the exponential-cone interior-point solver stalls on these heavy-tailed features) certified in
@@ -86,7 +87,7 @@ class CreditScoring:
         self.eps = np.asarray(eps, dtype=np.float64)
         if self.eps.shape != (self.n_clients,) or np.any(self.eps < 0):
             raise ValueError(f"eps must hold {self.n_clients} non-negative sensitivities; got {eps!r}")
-        self.lam = 1.0 / n if lam is None else float(lam)
+        self.lam = 1.0 / x.shape[0] if lam is None else float(lam)  # all rows, as the authors (digest §4.2.3)
         if not self.lam >= 0:
             raise ValueError(f"lam must be >= 0; got {lam}")
         self.batch, self.bug = int(batch), bool(released_code_local_eps_zero)
@@ -294,10 +295,12 @@ def _dataset(source: str, n: int | None, seed: int) -> tuple[np.ndarray, np.ndar
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_problem(source, n, data_seed, n_clients, eps_low, eps_high, eps_seed, lam, batch, strategic):
+def _cached_problem(source, n, data_seed, n_clients, eps_low, eps_high, eps_seed, lam, strategic):
+    """One objective per parameter set (the batch size and the bug flag change the sampler, not the objective)."""
     x, y = _dataset(source, n, data_seed)
     eps = np.random.Generator(np.random.PCG64(eps_seed)).uniform(eps_low, eps_high, n_clients)
-    return CreditScoring(x, y, n_clients, eps, lam, batch, strategic, label=f"{source} n={len(y) // n_clients * n_clients}")
+    label = f"{source} n={len(y) // n_clients * n_clients}"
+    return CreditScoring(x, y, n_clients, eps, lam, strategic=strategic, label=label)
 
 
 @register("testbed", "credit")
@@ -308,19 +311,20 @@ def credit(source: str = "real", n: int | None = None, data_seed: int = 0, n_cli
     """GiveMeSomeCredit strategic classification: 10 equal clients, eps_i ~ U[0.9, 1.1], logistic loss.
 
     ``source="real"`` needs the whynot package (see :mod:`testbeds.credit_data`); ``"synthetic"`` is the stand-in.
-    ``n`` keeps the first ``n`` preprocessed rows; ``lam`` defaults to 1/n.  Ground truth (PS, PO) is cached
-    per process for each parameter set and shared with the bug-reproducing and GPU variants.
+    ``n`` keeps the first ``n`` preprocessed rows; ``lam`` defaults to 1/n (before the equal split drops the
+    remainder).  Ground truth (PS, PO) is cached per process for each objective and shared by the variants that
+    differ only in batch size, device, dtype or the bug flag.
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}; got {source!r}")
     if not 0 <= eps_low <= eps_high:
         raise ValueError(f"need 0 <= eps_low <= eps_high; got {eps_low}, {eps_high}")
     base = _cached_problem(source, n, data_seed, int(n_clients), float(eps_low), float(eps_high), int(eps_seed),
-                           lam, int(batch), tuple(int(s) for s in strategic))
+                           lam, tuple(int(s) for s in strategic))
     bug = bool(released_code_local_eps_zero)
-    if torch.device(device) == base.device and dtype == base.dtype and not bug:
+    if torch.device(device) == base.device and dtype == base.dtype and not bug and batch == base.batch:
         return base
-    variant = CreditScoring(base.x, base.y, base.n_clients, base.eps, base.lam, base.batch, base.strategic, None, bug,
+    variant = CreditScoring(base.x, base.y, base.n_clients, base.eps, base.lam, batch, base.strategic, None, bug,
                             base.label, device, dtype)
     variant._truth_cache = base._truth_cache  # same objective, same PS/PO: solved once
     return variant

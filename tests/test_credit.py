@@ -78,6 +78,8 @@ def test_registered_factory_shares_ground_truth():
     b = credit(source="synthetic", n=300, n_clients=3, released_code_local_eps_zero=True)
     assert a is credit(source="synthetic", n=300, n_clients=3) and b.bug and not a.bug
     assert b._truth_cache is a._truth_cache
+    wide = credit(source="synthetic", n=300, n_clients=3, batch=16)
+    assert wide.batch == 16 and wide._truth_cache is a._truth_cache  # the batch size changes the sampler only
     assert 0.9 <= a.eps.min() and a.eps.max() <= 1.1 and a.lam == pytest.approx(1 / 300)
     with pytest.raises(ValueError, match="source"):
         credit(source="kaggle")
@@ -135,6 +137,7 @@ def test_real_data_matches_perdomo_counts():
     x, y = credit_data.load_credit()
     assert x.shape == (18_357, 11) and int(y.sum()) == 8_357
     assert np.allclose(x[:, 10], 1.0) and abs(float(x[:, :10].mean())) < 0.5
+    assert credit(source="real").lam == 1 / 18_357  # the authors' logged lambda = 5.447513210219535e-05 (digest §4.2.3)
 
 
 def test_synthetic_stand_in_shape():

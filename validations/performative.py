@@ -15,19 +15,20 @@ import math
 import numpy as np
 
 from figures import performative_fig1, performative_fig2, performative_fig3, performative_fig4, performative_fig5
-from figures import performative_ps_po
+from figures import performative_batch, performative_ps_po
 from testbeds.gaussian_mean import GaussianMean, gaussian_mean, gaussian_mean_paper
 from theorylab.claims import MC_LEVEL, Check, Evidence, at_most, claim, equal, in_interval
 from theorylab.config import RunConfig
 from theorylab.fitting import loglog_slope, slope_with_ci
 from theorylab.kernels.pfedavg import full_participation
-from theorylab.performative.experiments import (PAPER_LR, R_DEFAULTS, THETA_PS, algorithm_spec, credit_deviations,
-                                                credit_source, default_weights, exact, expected_dist2, gaussian_spec,
-                                                run_config)
+from theorylab.performative.experiments import (CREDIT_SCHEMES, PAPER_LR, R_DEFAULTS, THETA_PS, algorithm_spec,
+                                                credit_deviations, credit_source, default_weights, exact,
+                                                expected_dist2, gaussian_spec, run_config)
 from theorylab.performative.schemes import sample_weights, sampling_variance
 from theorylab.performative.solvers import multistart_minimise, repeated_risk_minimisation
-from theorylab.performative.theorems import for_gaussian
+from theorylab.performative.theorems import BY_CONSTRUCTION, for_gaussian
 from theorylab.rng import Streams
+from theorylab.threads import one_thread
 from theorylab.trace import mean_ci
 
 SEED = "seed 003"
@@ -46,10 +47,11 @@ def _trend(name: str, measured: float, holds: bool, relation: str, theory, note:
     return Check(name, measured, theory, relation, "holds" if holds else "violated", note=note)
 
 
-def _closer(name: str, far, near, note: str) -> Check:
-    """Paired per-seed test that runs end nearer one point than another: ``far - near > 0`` with a 99.9% t-interval;
-    inconclusive when the interval straddles 0 (the two points are closer than the runs' spread)."""
-    diff = np.asarray(far) - np.asarray(near)
+def _paired_excess(name: str, higher, lower, note: str) -> Check:
+    """Paired per-seed test of ``higher - lower > 0`` (e.g. distances to two points, or errors of two settings run
+    with the same seeds) with a 99.9% t-interval: violated when the interval lies below 0, inconclusive when it
+    straddles 0 (the difference is smaller than the runs' spread)."""
+    diff = np.asarray(higher) - np.asarray(lower)
     lo, hi = (float(v) for v in mean_ci(diff, MC_LEVEL))
     verdict = "holds" if lo > 0 else ("violated" if hi < 0 else "inconclusive")
     return Check(name, float(diff.mean()), 0.0, "> 0 (99.9% CI over seeds)", verdict, ci=(lo, hi),
@@ -125,6 +127,7 @@ def _divergence_instance(eps_bar: float, sigma: float = 1.0) -> GaussianMean:
 @claim("performative.prop2_8", f"{SEED} Prop. 2.8 (L155; proof App. A L392-457); digest 003 §1.3, §8 V3",
        "If eps_bar < mu/L the RRM map Phi is a contraction with factor eps_bar L/mu and PS is unique; if eps_bar >= mu/L "
        "some instance makes every Phi-sequence diverge.")
+@one_thread
 def prop2_8(ctx) -> Evidence:
     checks = []
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 28]))
@@ -235,11 +238,8 @@ def prop2_9(ctx) -> Evidence:
                                   bound, note=f"closed forms; ratio = 1/(2(1-eps_bar)) = {1 / (2 * (1 - eps_bar)):.4f}"))
             checks.append(equal(f"  ratio gap/bound, N={n}, eps_bar={eps_bar}", gap / bound, 1 / (2 * (1 - eps_bar)), 1e-12,
                                 "digest §5.3: only eps_bar enters because the loss is linear in z"))
-    g = gaussian_mean_paper()
-    gap = abs(g.theta_ps - g.theta_po)
-    checks.append(at_most("squared loss (the paper's testbed): |PS - PO| vs 2 L_z eps_bar/mu with L_z = inf", gap,
-                          2 * g.lipschitz_z(g.theta_po) * g.eps_bar_w1 / g.mu,
-                          note="(theta - z)^2/2 is not Lipschitz in z: the proposition does not apply (bound infinite)"))
+    paper = gaussian_mean_paper()
+    paper_gap = abs(paper.theta_ps - paper.theta_po)
     problem, source = _credit_problem(ctx)
     po = problem.theta_po(starts=ctx.pick(6, 12), seed=ctx.seed)
     ps = problem.theta_ps
@@ -251,11 +251,14 @@ def prop2_9(ctx) -> Evidence:
                           2 * problem.lipschitz_z(po.best) * eps_bar / mu_seg,
                           note=f"mu_segment = {mu_seg:.3g}: min Hessian eigenvalue of f(.; PS) on 21 points of [PS, PO] "
                                f"(the proof needs strong convexity only there); L_z(PO) = |PO| = {np.linalg.norm(po.best):.3g}; "
-                               f"PO from {len(po.values)} starts: spread {po.spread:.2e}, |grad PR| = {po.gradient_norm:.1e}, "
+                               f"PO from {len(po.values)} starts: minimisers within {po.spread:.2e} and PR values within "
+                               f"{po.value_spread:.1e} of the best, |grad PR| = {po.gradient_norm:.1e}, "
                                f"min Hessian eigenvalue {po.hessian_min_eig:.3g}"))
     return Evidence(checks, deviations=credit_deviations(source), notes=[
-        "The paper's Gaussian testbed uses the squared loss, which is not Lipschitz in z: Prop. 2.9 does not apply there "
-        "and its bound is infinite (the finite gap 91.3 is compatible only vacuously).",
+        f"Not applicable to the paper's Gaussian testbed: its squared loss (theta - z)^2/2 is not Lipschitz in z "
+        f"(L_z = {paper.lipschitz_z(paper.theta_po)}), so the bound is infinite and nothing is checked there; its PS-PO gap "
+        f"|{paper.theta_ps:.4g} - {paper.theta_po:.4g}| = {paper_gap:.4g} (closed forms, generator with random p) is "
+        "reported only.",
         "PO on credit scoring is a local optimum certified by stationarity and a positive-definite Hessian; global "
         "optimality is not certified (PR is non-convex)."])
 
@@ -264,6 +267,7 @@ def prop2_9(ctx) -> Evidence:
 @claim("performative.sampling_variance", f"{SEED} Lemmas C.1-C.2 (App. C); digest 003 §3.2, §8 V6",
        "Both schemes are unbiased, E_S[theta_bar] = w_bar; the sampling variance is (1/K) sum p_k |w_k - w_bar|^2 "
        "(Scheme I) and (N-K)/(K(N-1)) sum p_k |w_k - w_bar|^2 (Scheme II, p_i = 1/N).")
+@one_thread
 def lemma_c2(ctx) -> Evidence:
     import torch
 
@@ -293,6 +297,7 @@ def lemma_c2(ctx) -> Evidence:
 @claim("performative.exact_moments", "digest 003 §5.2 (derived, verified), §8 V7",
        "The exact mean and second-moment recursion of P-FedAvg on the Gaussian-mean testbed matches Monte Carlo for "
        "full participation, Scheme I, Scheme II and rescaled Scheme II.")
+@one_thread
 def exact_moments(ctx) -> Evidence:
     checks = []
     lr = {"name": "inverse", "lr0": 0.05, "t0": 100}
@@ -321,6 +326,16 @@ def _d(weights: str, scheme: str, k, t, E: int = 5, lr=PAPER_LR, **problem) -> n
     return expected_dist2(gaussian_spec(weights=weights, **problem), algorithm_spec(scheme, k, E, lr), t)
 
 
+# The digest's "last decade" of Table A: local iterations in [2e4, 2e5], 60 log-spaced multiples of E = 5.
+LAST_DECADE = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
+
+
+def _decade_slope(weights: str, scheme: str, k, **problem) -> float:
+    """Least-squares slope of log E(theta_bar^t - theta_PS)^2 against log(t + gamma) on :data:`LAST_DECADE`
+    (exact engine, the paper's eta_t = 100/(t + gamma) with gamma = 1e4)."""
+    return loglog_slope(LAST_DECADE + PAPER_LR["t0"], _d(weights, scheme, k, LAST_DECADE, **problem))[0]
+
+
 @claim("performative.digest_tables", "digest 003 §6 Tables A-E and the constant-step / divergence numbers",
        "The exact engine reproduces the digest's reference values of E|theta_bar^t - theta_PS|^2 (authors' generator, "
        "seed 0, eta_t = 100/(t + 1e4), sigma_d = 1e-3).")
@@ -330,12 +345,23 @@ def digest_tables(ctx) -> Evidence:
                ("I", "random"): ["1167", "8.44", "2.52", "1.33", "0.68"],
                ("II", "uniform"): ["1166", "2.48", "0.605", "0.294", "0.143"]}
     ts = [1000, 10_000, 50_000, 100_000, 200_000]
+    noisy_change = []
     for (scheme, weights), texts in table_a.items():
         values = _d(weights, scheme, 20, ts)
         checks += [_printed(f"Table A {scheme}, t={t}", float(v), s) for t, v, s in zip(ts, values, texts)]
+        noisy_change.append(np.abs(_d(weights, scheme, 20, ts, sigma=1.0) / values - 1))
+    for (scheme, weights), text in zip(table_a, ("-2.0", "-1.06", "-1.18")):
+        checks.append(_printed(f"Table A {scheme}: slope vs log(t + gamma), last decade", _decade_slope(weights, scheme, 20),
+                               text, "digest value; window [2e4, 2e5] local iterations (the decade ending at the table's "
+                                     "last column), least squares on 60 log-spaced points; tolerance = printed rounding"))
+    checks.append(at_most("Table A with sigma_d = 1 instead of 1e-3: max relative change of its 15 values",
+                          float(np.max(noisy_change)), 0.05,
+                          note="digest: 'almost identical'. Tolerance 5% = 0.021 decades on the paper's log-scale "
+                               "axes, invisible there; the printed rounding (<= 0.7% here) would test 'identical'"))
     table_b = {("full", None): "0.0413", ("I", 20): "1.255", ("II", 20): "0.294", ("I", 5): "4.90", ("II", 5): "4.09"}
     for (scheme, k), text in table_b.items():
         checks.append(_printed(f"Table B {scheme} (K={k}), uniform p, t=1e5", float(_d("uniform", scheme, k, 100_000)[0]), text))
+    table_b_i = float(_d("uniform", "I", 20, 100_000)[0])
     for E, text in zip((1, 5, 10, 20, 50), ("0.050", "0.294", "0.719", "1.98", "9.18")):
         checks.append(_printed(f"Table C Scheme II, E={E}, t=1e5", float(_d("uniform", "II", 20, 100_000, E)[0]), text))
     table_d = {"II": ["21.6", "7.60", "2.93", "1.38", "0.605", "0.217", "0.139"],
@@ -349,23 +375,22 @@ def digest_tables(ctx) -> Evidence:
                (0.6, 0.6): (["41.3", "19.3", "12.3", "8.99"], ["21.1", "8.15", "4.59", "3.07"]),
                (0.1, 0.6): (["4.27", "2.38", "1.64", "1.26"], ["1.22", "0.605", "0.397", "0.294"])}
     te = [25_000, 50_000, 75_000, 100_000]
-    table_e[(0.1, 0.6)][0][3] = "1.255"  # the digest prints 1.26: see the note
     for (ev, mv), rows in table_e.items():
         for scheme, texts in zip(("I", "II"), rows):
             values = _d("uniform", scheme, 20, te, eps_var=ev, mu_var=mv)
             checks += [_printed(f"Table E Var(eps)={ev}, Var(m)={mv}, Scheme {scheme}, t={t}", float(v), s)
                        for t, v, s in zip(te, values, texts)]
-    slopes = {}
-    for scheme, weights in (("full", "random"), ("I", "random"), ("II", "uniform")):
-        grid = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
-        slopes[scheme] = loglog_slope(grid + 1e4, _d(weights, scheme, 20, grid))[0]
+    late = _d("uniform", "II", 20, [100_000, 200_000])
+    late_slope = float(np.log(late[1] / late[0]) / np.log(2.1e5 / 1.1e5))
     return Evidence(checks, deviations=[R_DEFAULTS], notes=[
-        "Table A's 'slope vs log(t+gamma), last decade' (digest: -2.0, -1.06, -1.18) depends on the window: least squares on "
-        f"60 log-spaced points of [2e4, 2e5] gives full {slopes['full']:.3f}, Scheme I {slopes['I']:.3f}, Scheme II "
-        f"{slopes['II']:.3f} (on [1e5, 2e5]: Scheme II -1.11); reported, not checked.",
+        "The digest does not define 'last decade' beyond its name; the Table A slopes are fitted on [2e4, 2e5]. The fit "
+        f"drifts with the window while the curve bends (Scheme II: two-point slope {late_slope:.3f} on [1e5, 2e5]), so a "
+        "miss of a printed slope may be a different window rather than a different curve.",
         "Constant-step, divergence, Delta_0 = 0 and released-code numbers of §6 are checked in their own claims.",
-        "Table E prints 1.26 for Scheme I, Var(eps)=0.1, Var(m)=0.6, t=1e5: the same quantity as Table B's 1.255 (exact "
-        "1.25495), double-rounded in the digest; it is checked against 1.255."])
+        f"Table E prints 1.26 for Scheme I, Var(eps)=0.1, Var(m)=0.6, t=1e5; the exact value {table_b_i:.6g} misses it by "
+        f"{1.26 - table_b_i:.5f}, beyond the printed rounding 0.005, so that check is violated. It is the quantity Table B "
+        "prints as 1.255 (reproduced above): 1.26 looks like 1.255 rounded a second time, a slip of the digest rather "
+        "than of the engine, but it is reported as printed."])
 
 
 # ----- Theorems 3.1-3.3 --------------------------------------------------------------------------------------
@@ -403,9 +428,9 @@ def _theorem(ctx, theorem: str) -> Evidence:
     spec = gaussian_spec(weights=weights)
     problem = gaussian_mean_paper(weights=weights)
     consts = for_gaussian(problem, 5, 20)
-    hidden = consts.hidden_conditions(theorem)
-    checks.append(Check("hidden preconditions at the theorem's eta_0", sum(hidden.values()), len(hidden), "==",
-                        "holds" if all(hidden.values()) else "violated", note=", ".join(f"{k}: {v}" for k, v in hidden.items())))
+    hidden = consts.hidden_condition(theorem)
+    checks.append(at_most(f"{hidden.name} at the theorem's own eta_0 (unstated in Lemma B.1)", hidden.value, hidden.limit,
+                          note="not implied by the choice of gamma (digest §3.1); calculator's delta"))
     horizon = ctx.pick(200_000, 2_000_000)
     algorithm = algorithm_spec(scheme, 20, 5, consts.schedule(theorem))
     moments = exact(spec, algorithm, horizon)
@@ -415,9 +440,7 @@ def _theorem(ctx, theorem: str) -> Evidence:
     checks.append(at_most(f"bound test: max over E <= t <= {horizon:.0e} of E|theta_bar^t - theta_PS|^2 / (v/(gamma+t))",
                           worst, 1.0, note="exact engine with the theorem's eta_t = 2/(mu_tilde (t + gamma)); at t = 0 both "
                                            "sides equal Delta_0 (v = gamma Delta_0); tightness = bound/actual"))
-    grid = np.unique(np.logspace(np.log10(2e4), np.log10(2e5), 60).astype(int) // 5 * 5)
-    paper_algorithm = algorithm_spec(scheme, 20)
-    exact_slope = loglog_slope(grid + 1e4, expected_dist2(spec, paper_algorithm, grid))[0]
+    exact_slope = _decade_slope(weights, scheme, 20)
     checks.append(_trend("rate: exact slope of E|theta_bar - theta_PS|^2 vs t + gamma on [2e4, 2e5]", exact_slope,
                          exact_slope <= -1, "<=", -1.0, "paper's eta_t = 100/(t + 1e4); exact engine, 60 log-spaced points"))
     lr, mc_horizon, window = ctx.pick((MC_RATE_LR, 10_000, 1_000), (PAPER_LR, 200_000, 20_000))
@@ -435,8 +458,12 @@ def _theorem(ctx, theorem: str) -> Evidence:
     notes = [f"Constants of this run's instance ({weights} p): gamma = {consts.gamma[theorem]:.3g}, v = {consts.v[theorem]:.3g}, "
              f"eta_0 = {consts.eta0(theorem):.3g}, cap {eta_cap:.3g}. Vacuity: the bound at t = 1e6 is "
              f"{float(consts.bound(theorem, 1e6)) / consts.delta0:.8f} Delta_0 (no guaranteed progress at practical horizons); "
-             f"the experiments' eta_0 = 0.01 exceeds the cap by {0.01 / eta_cap:.1e}x, so they lie outside the theorem.",
-             "The bound holds but is vacuous: with eta ~ 1e-12 the iterate barely moves, and v/(gamma+t) ~ Delta_0."]
+             f"the experiments' eta_0 = 0.01 exceeds the cap by {0.01 / eta_cap:.1e}x (performative.theorem_scope).",
+             "The bound holds but is vacuous: with eta ~ 1e-12 the iterate barely moves, and v/(gamma+t) ~ Delta_0.",
+             "Definitional at the theorem's own eta_0, so not counted as checks: " + "; ".join(BY_CONSTRUCTION) + " (each "
+             "is a term of gamma's max).",
+             f"Appendix D's Theorems D.5/D.8 assume bounded gradients ((3), D.1): here G^2 = {problem.G2} (E|grad l|^2 grows "
+             "like theta^2), so they do not apply and are not checked."]
     if theorem == "3.3":
         notes.append("Theorem 3.3 needs p_i = 1/N: its bound test uses the uniform-p instance; the digest's constants "
                      "(B2, gamma) are for the random-p instance and are checked there.")
@@ -460,7 +487,28 @@ THEOREM_CLAIMS = {
 }
 for _number, (_where, _statement) in THEOREM_CLAIMS.items():
     claim(f"performative.thm{_number.replace('.', '_')}", f"{SEED} {_where}; digest 003 §3.3, §4.1.4, §8 V8-V9",
-          _statement)(functools.partial(_theorem, theorem=_number))
+          _statement)(one_thread(functools.partial(_theorem, theorem=_number)))
+
+
+@claim("performative.theorem_scope", f"{SEED} §4.1 (L308: the scheme ordering 'conforms to our theoretical result because "
+       "B1 > B2'), Thms B.4/C.5 (App. B L568, App. C L899); digest 003 TL;DR, §3.1-§3.3, §4.1.4",
+       "The Gaussian experiments (eta_t = 100/(t + 1e4), i.e. beta = 100, gamma = 1e4, eta_0 = 0.01; E = 5, K = 20) lie "
+       "within the preconditions of Theorems 3.1-3.3 in their general-step form (B.4, C.5), so the theorems describe them.")
+def theorem_scope(ctx) -> Evidence:
+    beta, gamma = PAPER_LR["lr0"] * PAPER_LR["t0"], PAPER_LR["t0"]
+    checks, cap_factor = [], math.inf
+    for theorem, (scheme, weights) in THEOREM_SETTINGS.items():
+        consts = for_gaussian(gaussian_mean_paper(weights=weights), 5, 20)
+        conditions = consts.schedule_conditions(theorem, beta, gamma)
+        cap_factor = min(cap_factor, conditions[1].value / conditions[1].limit)  # eta_0 against eta0_hat / eta0_tilde
+        for cond in conditions:
+            checks.append(at_most(f"Thm {theorem} ({scheme}, {weights} p): {cond.name}", cond.value, cond.limit,
+                                  note="exact constants (digest §4.1.4); a delta-dependent limit is its supremum over "
+                                       "delta, so a miss holds for every delta"))
+    return Evidence(checks, deviations=[R_DEFAULTS], notes=[
+        "The theorems' own step sizes (eta_0 ~ 1e-12) are checked in performative.thm3_*; this claim asks whether the "
+        f"paper's experiments, which it reads through B1 > B2, are covered: eta_0 = {beta / gamma:g} is {cap_factor:.1e} "
+        "times (or more) the largest eta0_hat / eta0_tilde any delta allows."])
 
 
 @claim("performative.consensus", f"{SEED} Lemma B.2 (App. B); digest 003 §3.2, §8 V10",
@@ -496,6 +544,7 @@ def consensus(ctx) -> Evidence:
 @claim("performative.scheme_ordering", f"{SEED} §4.1 Fig. 1 text (L304) and 'Choice of sampling schemes' (L316); "
        "digest 003 §6 Tables A-B, §8 V11",
        "Scheme II converges the fastest of the three schemes (Fig. 1); with p_i = 1/N Scheme II beats Scheme I (B1 > B2).")
+@one_thread
 def scheme_ordering(ctx) -> Evidence:
     t = 100_000
     paper = {s: float(_d(default_weights(s), s, 20, t)[0]) for s in ("full", "I", "II")}
@@ -520,6 +569,7 @@ def scheme_ordering(ctx) -> Evidence:
 
 @claim("performative.effect_of_E", f"{SEED} §4.1 'Impact of E' (L307), Fig. 2; §3.3 'Choice of E'; digest §6 Table C, V16",
        "A slightly larger E converges faster; an extremely large E (E = 50) converges more slowly.")
+@one_thread
 def effect_of_e(ctx) -> Evidence:
     t = 100_000
     values = {E: float(_d("uniform", "II", 20, t, E)[0]) for E in (1, 5, 10, 20, 50)}
@@ -542,33 +592,46 @@ def effect_of_e(ctx) -> Evidence:
                 "expectation; it holds per communication round."])
 
 
+def _valley(values) -> bool:
+    """The sequence strictly decreases to a minimum at an interior position and strictly increases after it."""
+    low, steps = int(np.argmin(values)), np.diff(values)
+    return 0 < low < len(values) - 1 and bool(np.all(steps[:low] < 0) and np.all(steps[low:] > 0))
+
+
 @claim("performative.effect_of_K", f"{SEED} §4.1 'Impact of K' (L313), Fig. 3; §3.3 'Choice of K'; digest §6 Table D, V11",
        "For Scheme I a larger K converges faster; for Scheme II the convergence rate first increases then decreases with K.")
+@one_thread
 def effect_of_k(ctx) -> Evidence:
-    ks = (2, 5, 10, 15, 20, 24)
+    ks = (2, 5, 10, 15, 20, 24, 25)
     checks = []
     for scheme in ("I", "II"):
-        values = np.array([float(_d("uniform", scheme, k, 50_000)[0]) for k in ks])
-        steps = np.diff(values)
-        monotone = bool(np.all(steps < 0))
-        text = ", ".join(f"K={k}: {v:.3g}" for k, v in zip(ks, values))
-        if scheme == "I":
-            checks.append(_trend("Scheme I: E|.|^2 at t=5e4 decreases in K (largest step change)", float(steps.max()),
-                                 monotone, "< 0", 0.0, f"exact engine, uniform p: {text}"))
-        else:
-            checks.append(_trend("Scheme II: E|.|^2 at t=5e4 first decreases then increases in K (number of increases)",
-                                 int(np.sum(steps > 0)), bool(np.any(steps > 0)), ">= 1", 1,
-                                 f"exact engine, uniform p: {text} (monotone decreasing)"))
+        runs = [("full", None) if (scheme == "II" and k == 25) else (scheme, k) for k in ks]  # Scheme II, K = N: full
+        measures = {"E|.|^2 at t=5e4": np.array([float(_d("uniform", s, k, 50_000)[0]) for s, k in runs]),
+                    "slope on [2e4, 2e5]": np.array([_decade_slope("uniform", s, k) for s, k in runs])}
+        for label, values in measures.items():
+            note = "exact engine, uniform p, E = 5: " + ", ".join(f"K={k}: {v:.4g}" for k, v in zip(ks, values))
+            if scheme == "I":
+                checks.append(_trend(f"Scheme I: {label} decreases in K (largest step change)", float(np.diff(values).max()),
+                                     bool(np.all(np.diff(values) < 0)), "< 0", 0.0, note))
+            else:
+                checks.append(_trend(f"Scheme II: {label} falls to an interior minimum in K, then rises (K at the minimum)",
+                                     ks[int(np.argmin(values))], _valley(values), "2 < K_min < 25, monotone on each side",
+                                     "interior", note))
     path = performative_fig3.draw(performative_fig3.compute(ctx), ctx.figure_path("performative-fig3"))
-    return Evidence(checks, figure=str(path), deviations=[R_DEFAULTS], errata=[
-        "Scheme II's 'first increases then decreases with K' is not reproduced in expectation: the error decreases "
-        "monotonically in K (digest Table D); a Monte Carlo figure with 5 runs can show non-monotone noise."])
+    return Evidence(checks, figure=str(path), deviations=[R_DEFAULTS], notes=[
+        "'The convergence rate first increases then decreases' is tested on two readings: the error level at t = 5e4 "
+        "(what Fig. 3's curves show; a faster rate means a lower curve) and the fitted log-log slope (a faster rate means "
+        "a more negative slope). Either way the shape must be a valley with its bottom at an interior K."], errata=[
+        "Scheme II's 'first increases then decreases with K' is not reproduced in expectation: the error decreases and "
+        "the slope steepens monotonically in K (digest Table D); a Monte Carlo figure with 5 runs can show non-monotone "
+        "noise."])
 
 
 @claim("performative.heterogeneity", f"{SEED} §4.1 'Data heterogeneity and shifting heterogeneity' (L318), Fig. 4; "
        "digest §4.1.4, §6 Table E, §8 V14",
        "P-FedAvg still converges under heterogeneity, and shifting heterogeneity (in eps) is the main factor, not data "
        "heterogeneity (in m).")
+@one_thread
 def heterogeneity(ctx) -> Evidence:
     t = 100_000
     checks = []
@@ -620,6 +683,7 @@ def constant_step(ctx) -> Evidence:
 @claim("performative.scheme2_unequal_p", f"{SEED} §2.4 (L181), §3.2 (L259-263), Fig. 7; digest §2, §6, §8 V13",
        "Scheme II needs p_i = 1/N: with unequal p and no rescaling the aggregate mass is random and P-FedAvg does not "
        "converge; rescaling the local objectives (g_i = N p_i f_i) restores convergence.")
+@one_thread
 def scheme2_unequal_p(ctx) -> Evidence:
     raw = _d("random", "II", 20, [10_000, 100_000])
     rescaled = _d("random", "II_rescaled", 20, [20_000, 100_000])
@@ -691,6 +755,7 @@ def _credit_problem(ctx):
 @claim("performative.credit_convergence", f"{SEED} §4.2, Fig. 5 (L320-330); digest 003 §4.2, §8 V15",
        "On credit scoring (10 clients, eps_i ~ U[0.9, 1.1], E = 5, batch 4, K = 5) P-FedAvg converges to theta_PS under "
        "full participation, Scheme I and Scheme II.")
+@one_thread
 def credit_convergence(ctx) -> Evidence:
     problem, source = _credit_problem(ctx)
     fp = problem.rrm()
@@ -707,17 +772,61 @@ def credit_convergence(ctx) -> Evidence:
         fit = slope_with_ci(steps[window] + data["lr"]["t0"], dist2[:, window], seed=ctx.seed)
         checks.append(_slope_check(f"{scheme}: slope of |theta - theta_PS|^2 vs t + gamma, last decade", fit,
                                    f"{dist2.shape[0]} seeds; eta_t = {data['lr']['lr0'] * data['lr']['t0']:g}/(t + {data['lr']['t0']:g})"))
-        checks.append(_closer(f"{scheme}: final |theta - theta_ERM| - |theta - theta_PS| (ends nearer PS)", erm[:, -1],
-                              np.sqrt(dist2[:, -1]), f"|theta_ERM - theta_PS| = {gap:.3g}"))
+        checks.append(_paired_excess(f"{scheme}: final |theta - theta_ERM| - |theta - theta_PS| (ends nearer PS)",
+                                     erm[:, -1], np.sqrt(dist2[:, -1]), f"|theta_ERM - theta_PS| = {gap:.3g}"))
     bug = data["bug"]
-    checks.append(_closer("released-code bug (local eps = 0): final |theta - theta_PS| - |theta - theta_ERM| (ends nearer "
-                          "ERM)", np.sqrt(bug["dist2"][:, -1]), bug["erm_dist"][:, -1],
-                          "full participation with released_code_local_eps_zero=True targets theta_ERM (regression test)"))
+    checks.append(_paired_excess("released-code bug (local eps = 0): final |theta - theta_PS| - |theta - theta_ERM| "
+                                 "(ends nearer ERM)", np.sqrt(bug["dist2"][:, -1]), bug["erm_dist"][:, -1],
+                                 "full participation with released_code_local_eps_zero=True targets theta_ERM (regression test)"))
     path = performative_fig5.draw(data, ctx.figure_path("performative-fig5"))
     return Evidence(checks, figure=str(path), deviations=credit_deviations(source) + [
         f"Step size eta_t = {data['lr']['lr0'] * data['lr']['t0']:g}/(t + {data['lr']['t0']:g}) over {data['horizon']} local "
         "steps, not the released code's 50/(t+1e4) over 5e6 steps: beta must exceed 1/mu for an O(1/t) rate.",
         "Mini-batches are drawn with replacement within a batch (the authors: without)."], notes=[
-        f"|theta_ERM - theta_PS| = {gap:.4g}. On the real data this is 0.0099, below the SGD noise floor the authors' runs "
-        "reach (logged final distances 0.04-0.09), so their Fig. 5 cannot tell PS from the ERM target of the released "
-        "code's eps = 0 bug."])
+        f"|theta_ERM - theta_PS| = {gap:.4g} on the {source} data. {_real_erm_ps_gap(source)} The authors' runs end "
+        "at distances 0.04-0.09 from PS (their logs, digest §4.2.3); a gap below that means their Fig. 5 cannot tell PS "
+        "from theta_ERM, the target of the released code's eps = 0 bug."])
+
+
+def _real_erm_ps_gap(source: str) -> str:
+    """|theta_ERM - theta_PS| on GiveMeSomeCredit, computed when the data are installed (PS by Newton on the PS
+    equation, which is cheap; the certified RRM runs only in the full budget)."""
+    from testbeds.credit import credit
+    from testbeds.credit_data import available
+
+    if source == "real":
+        return ""
+    if not available():
+        return "The real data are not installed, so the real-data gap is not computed."
+    real = credit(source="real")
+    value = float(np.linalg.norm(real.theta_erm - real.ps_root()))
+    return f"On the real data it is {value:.3g} (Newton root of grad_1 f(theta; theta) = 0)."
+
+
+@claim("performative.batch_size", f"{SEED} App. E.2 (L1242), Figs 8-10; digest 003 §4.2.1, §8 V18",
+       "On credit scoring a larger mini-batch (1, 4, 16) makes P-FedAvg converge faster under full participation, "
+       "Scheme I and Scheme II, especially for the two partial schemes, which with batch 16 converge as fast as full "
+       "participation.")
+@one_thread
+def batch_size(ctx) -> Evidence:
+    source = credit_source(ctx.quick)
+    data = performative_batch.compute(ctx, source)
+    final = {b: {scheme: r["dist2"][:, -1] for scheme, r in runs.items()} for b, runs in data["runs"].items()}
+    checks = []
+    for scheme, _ in CREDIT_SCHEMES:
+        for small, large in zip(performative_batch.BATCHES, performative_batch.BATCHES[1:]):
+            checks.append(_paired_excess(f"{scheme}: final |theta - theta_PS|^2 at batch {small} minus batch {large}",
+                                         final[small][scheme], final[large][scheme],
+                                         "common seeds across batch sizes (same client samples under Schemes I/II)"))
+    gain = {scheme: final[1][scheme].mean() / final[16][scheme].mean() for scheme, _ in CREDIT_SCHEMES}
+    versus_full = {scheme: final[16][scheme].mean() / final[16]["full"].mean() for scheme in ("I", "II")}
+    lr = data["lr"]
+    return Evidence(checks, figure=str(performative_batch.draw(data, ctx.figure_path("performative-batch"))),
+                    deviations=credit_deviations(source) + [
+        f"{performative_batch.SEEDS} seeds per setting (the paper shows 5) so that the paired differences have power; "
+        f"eta_t = {lr['lr0'] * lr['t0']:g}/(t + {lr['t0']:g}) over {data['runs'][1]['full']['steps'][-1]} local steps "
+        "as in performative.credit_convergence."], notes=[
+        "Mean final squared distance, batch 1 over batch 16: " + ", ".join(f"{s} x{g:.3g}" for s, g in gain.items()) +
+        " ('especially for the partial schemes' compares these).",
+        "At batch 16, Scheme I / full = {I:.3g} and Scheme II / full = {II:.3g} in mean final squared distance. 'As fast "
+        "as full participation' is not checked: the paper gives no margin for it.".format(**versus_full)])

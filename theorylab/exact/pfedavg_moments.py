@@ -55,11 +55,6 @@ class PFedAvgMoments:
         """:math:`\\mathbb E(\\bar\\theta^t-y)^2` for a fixed point :math:`y` (e.g. :math:`\\theta^{PS}`)."""
         return self.second - 2.0 * target * self.mean + target * target
 
-    def at(self, t) -> "PFedAvgMoments":
-        """The moments at local iterations ``t`` only."""
-        idx = np.asarray(t, dtype=np.int64)
-        return PFedAvgMoments(self.local_steps, self.t[idx], self.mean[idx], self.second[idx], self.consensus[idx])
-
 
 def step_sizes(lr, horizon: int) -> np.ndarray:
     """:math:`\\eta_t` for local iterations :math:`t=0..T-1` from a schedule spec (see :mod:`theorylab.kernels.schedules`)."""

@@ -81,6 +81,7 @@ class MultiStart:
 
     @property
     def value_spread(self) -> float:
+        """Largest objective value among the local minimisers minus the best one (0 when all starts agree)."""
         return float(np.max(self.values) - self.best_value)
 
 

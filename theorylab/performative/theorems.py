@@ -27,8 +27,15 @@ Theorem 3.x: :math:`\eta_t=2/(\tilde\mu(t+\gamma))` and :math:`\mathbb E\|\bar\t
     v=\max\Big\{\frac{4B_i}{\tilde\mu^2},\gamma\Delta_0\Big\},
 
 with :math:`c=c_3` (Thm C.5's proof; ``thm33_root="c5"`` for the main text's :math:`c_5` in Thm 3.3).
-Hidden preconditions checked here: :math:`\eta_0\le\tilde\mu/c_2` (Lemma B.1's last step) and
-:math:`\eta_0^2\le1/(6c_3)` (Lemma B.2 at :math:`t=t_0`).
+
+Preconditions.  At the theorem's own :math:`\eta_0=2/(\tilde\mu\gamma)` three hold by the choice of :math:`\gamma`,
+each being one term of its max (:data:`BY_CONSTRUCTION`): :math:`\eta_0\le\hat\eta_0` (:math:`\tilde\eta_0`),
+:math:`\gamma\ge E` (so :math:`\eta_t\le2\eta_{t+E}`) and Lemma B.2/C.3's
+:math:`\eta_t^2\le1/(2c_3s(1+2s))`, :math:`s=t+1-t_0`.  The fourth, :math:`\eta_t\le\tilde\mu/c_2` (used unstated in
+Lemma B.1's last step), is not implied by :math:`\gamma`.  For a general :math:`\eta_t=\beta/(t+\gamma)` (Theorems
+B.4/C.5) all of them plus :math:`\beta>1/\tilde\mu` are evaluated; :math:`s` runs up to :math:`E` (Lemma B.2) or
+:math:`E+1` (Lemma C.3: the :math:`4E^2+10E+6=2(E+1)(2E+3)` term of Theorems 3.2/3.3's :math:`\gamma` is exactly
+that condition at :math:`s=E+1`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 THEOREMS = {"3.1": "full participation", "3.2": "Scheme I", "3.3": "Scheme II"}
+BY_CONSTRUCTION = ("eta_0 <= eta0_hat (eta0_tilde for 3.2/3.3)", "gamma >= E, so eta_t <= 2 eta_{t+E}",
+                   "Lemma B.2/C.3's eta_t^2 <= 1/(2 c3 s(1+2s))")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A precondition ``value <= limit``."""
+
+    name: str
+    value: float
+    limit: float
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.limit
 
 
 @dataclass
@@ -59,6 +81,8 @@ class TheoremConstants:
     gamma: dict[str, float] = field(default_factory=dict)
     v: dict[str, float] = field(default_factory=dict)
     delta0: float = math.nan
+    mu: float = math.nan
+    L: float = math.nan
 
     def bound(self, theorem: str, t) -> np.ndarray:
         """:math:`v/(\\gamma+t)` of Theorem ``theorem``."""
@@ -71,14 +95,37 @@ class TheoremConstants:
         """The theorem's step size :math:`2/(\\tilde\\mu(t+\\gamma))` as a schedule spec."""
         return {"name": "inverse", "lr0": self.eta0(theorem), "t0": self.gamma[theorem]}
 
-    def hidden_conditions(self, theorem: str) -> dict[str, bool]:
-        """The unstated preconditions at the theorem's own :math:`\\eta_0` (digest §3.1–§3.2)."""
-        eta0 = self.eta0(theorem)
-        cap = self.eta_hat0 if theorem == "3.1" else self.eta_tilde0
-        return {"eta0 <= eta0_hat (or eta0_tilde)": eta0 <= cap * (1 + 1e-12),
-                "eta0 <= mu_tilde / c2": eta0 <= self.mu_tilde / self.c["c2"],
-                "eta0^2 <= 1 / (6 c3)": eta0 ** 2 <= 1.0 / (6.0 * self.c["c3"]),
-                "gamma >= E (eta_t <= 2 eta_{t+E})": self.gamma[theorem] >= self.c["E"]}
+    def hidden_condition(self, theorem: str) -> Condition:
+        """Lemma B.1's unstated :math:`\\eta_t\\le\\tilde\\mu/c_2` at the theorem's own :math:`\\eta_0`: the choice of
+        :math:`\\gamma` does not imply it (digest §3.1, e.g. for :math:`E=1`)."""
+        return Condition("eta_0 <= mu_tilde / c2", self.eta0(theorem), self.mu_tilde / self.c["c2"])
+
+    def schedule_conditions(self, theorem: str, beta: float, gamma: float) -> list[Condition]:
+        """Preconditions of Theorem B.4 (for 3.1) or C.5 (for 3.2/3.3) for :math:`\\eta_t=\\beta/(t+\\gamma)`.
+
+        Limits that depend on :math:`\\delta` are their suprema over :math:`\\delta>0`:
+        :math:`\\tilde\\mu<\\mu-\\bar\\epsilon L` and :math:`\\hat\\eta_0<(\\mu-\\bar\\epsilon L)/((c_2/6)c_4(2E^2-E)\\log E)`
+        (dropping :math:`2\\sigma^2/\\Delta_0` and :math:`c_1c_3>0` from its denominator; :math:`c_6` in place of
+        :math:`(2E^2-E)\\log E` for :math:`\\tilde\\eta_0`).  So a condition that fails here fails for every
+        :math:`\\delta`; all met is necessary, not sufficient, for one :math:`\\delta` to meet them together.  The
+        step-size condition is worst in the first round (:math:`\\eta` decreases):
+        :math:`\\max_{1\\le s\\le S}2c_3s(1+2s)\\eta_{s-1}^2\\le1` with :math:`S=E` (3.1) or :math:`E+1` (3.2/3.3).
+        """
+        E, c = self.c["E"], self.c
+        mu_best = self.mu - self.eps_bar * self.L
+
+        def eta(t):
+            return beta / (t + gamma)
+
+        harmonic = (2 * E * E - E) * math.log(E) if theorem == "3.1" else c["c6"]
+        cap = mu_best / (c["c2"] / 6.0 * c["c4"] * harmonic) if harmonic > 0 else math.inf
+        span = E if theorem == "3.1" else E + 1
+        worst = max(2.0 * c["c3"] * s * (1 + 2 * s) * eta(s - 1) ** 2 for s in range(1, span + 1))
+        return [Condition("1/beta < mu_tilde", 1.0 / beta, mu_best),
+                Condition("eta_0 <= " + ("eta0_hat" if theorem == "3.1" else "eta0_tilde"), eta(0), cap),
+                Condition("E <= gamma (so eta_t <= 2 eta_{t+E})", float(E), float(gamma)),
+                Condition(f"max over s <= {span} of 2 c3 s (1 + 2s) eta_(s-1)^2 <= 1", worst, 1.0),
+                Condition("eta_0 <= mu_tilde / c2 (Lemma B.1, unstated)", eta(0), mu_best / c["c2"])]
 
 
 def _nan_constants(reasons, delta, eps_bar, eps_max, mu_tilde) -> TheoremConstants:
@@ -145,7 +192,7 @@ def theorem_constants(mu: float, L: float, sensitivities, weights, sigma2: float
                          "hidden condition eta_t <= mu_tilde/c2 is then not implied by gamma")
         return TheoremConstants(True, notes, d, eps_bar, eps_max, mu_t,
                                 {"c1": c1, "c2": c2, "c3": c3, "c4": c4, "c5": c5, "c6": c6, "E": E},
-                                eta_hat, eta_tilde, B, gamma, v, delta0)
+                                eta_hat, eta_tilde, B, gamma, v, delta0, mu, L)
 
     if delta == "midpoint":
         return build(0.5 * delta_max)
