@@ -98,7 +98,7 @@ class Network:
         for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("eval_batch", eval_batch)):
             if int(value) != value or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {value}")
-        self.device, self.dtype = torch.device(device), dtype
+        self.device, self.dtype = torch_device(device), dtype
         self.model_name, self.classes = model, train.classes
         if input_shape is None:
             input_shape = PAPER_INPUT if model.startswith("cnn") else train.images.shape[1:]
@@ -225,6 +225,16 @@ class Network:
         finally:
             self.model.train()
         return {k: torch.tensor(v, dtype=torch.float64) for k, v in values.items()}
+
+
+def torch_device(device) -> torch.device:
+    """``device`` as a ``torch.device``; a ``ValueError`` that says so when it names a CUDA device torch cannot see
+    (instead of torch's ``AssertionError`` deep inside the first tensor moved there)."""
+    device = torch.device(device)
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {str(device)!r} is not available: torch {torch.__version__} sees "
+                         f"{torch.cuda.device_count()} CUDA device(s); use device 'cpu'")
+    return device
 
 
 def _subset(rng: np.random.Generator, n: int, size: int | None) -> np.ndarray:

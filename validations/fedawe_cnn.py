@@ -24,16 +24,16 @@ import numpy as np
 import torch
 
 from testbeds.network import fedawe_participation
-from testbeds.training import evaluation_point, final_accuracy
+from testbeds.training import choose_point, final_accuracy, paper_lr0
 from theorylab.claims import Check, Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.trace import mean_ci
 
-# Table 7: eta_0 of the local schedule eta_0 / sqrt(t/10 + 1); eta_g = 1 for every algorithm.
+# each runs with Table 7's eta_0 (testbeds.training.paper_lr0) and is read at its default point (choose_point)
 ALGORITHMS = (
-    {"label": "FedAWE", "spec": {"name": "fedawe"}, "lr0": 0.1, "point": "mean"},
-    {"label": "FedAvg over active", "spec": {"name": "fedavg", "aggregation": "active"}, "lr0": 0.05},
-    {"label": "FedAvg over all", "spec": {"name": "fedavg", "aggregation": "all"}, "lr0": 0.05},
+    {"label": "FedAWE", "spec": {"name": "fedawe"}},
+    {"label": "FedAvg over active", "spec": {"name": "fedavg", "aggregation": "active"}},
+    {"label": "FedAvg over all", "spec": {"name": "fedavg", "aggregation": "all"}},
 )
 ORDERINGS = (("FedAWE", ">=", "FedAvg over active"), ("FedAvg over active", ">", "FedAvg over all"))
 CONFIDENCE = 0.95
@@ -113,7 +113,7 @@ def setup(quick: bool) -> Setup:
 def run_config(s: Setup, algorithm: dict, dynamics: str, seed: int) -> RunConfig:
     problem = {**s.problem, "seed": seed}
     spec = {**algorithm["spec"], "local_steps": s.local_steps,
-            "lr": {"name": "inverse_sqrt", "lr0": algorithm["lr0"], "t0": 10}}
+            "lr": {"name": "inverse_sqrt", "lr0": paper_lr0(algorithm["spec"]), "t0": 10}}
     return RunConfig(problem=problem, participation=fedawe_participation(problem, dynamics), algorithm=spec,
                      rounds=s.rounds, replicas=s.replicas, seed=seed, every=s.every, device=s.device,
                      dtype="float32")
@@ -124,8 +124,7 @@ def compare(ctx, s: Setup | None = None, algorithms=ALGORITHMS) -> dict:
     s = s or setup(ctx.quick)
     traces = {(d, a["label"]): [ctx.run(run_config(s, a, d, seed)) for seed in s.seeds]
               for d in s.dynamics for a in algorithms}
-    points = {a["label"]: evaluation_point(traces[(s.dynamics[0], a["label"])][0], a.get("point", "server"))
-              for a in algorithms}
+    points = {a["label"]: choose_point(a["spec"], s.problem["clients"]) for a in algorithms}
     return {"setup": s, "traces": traces, "points": points}
 
 
