@@ -27,13 +27,23 @@ def test_ordering_verdicts():
     assert check("c", [80, 81, 82], [70, 70.5, 71], ">").verdict == "holds"
     assert check("c", [70, 70.5, 71], [80, 81, 82], ">").verdict == "violated"
     assert check("c", [80, 70, 75], [75, 76, 74], ">").verdict == "inconclusive"  # interval straddles 0
-    assert check("c", [75.2, 74, 76], [75, 75, 75], ">=").verdict == "holds"  # mean difference >= 0
+    weak = check("c", [75.2, 74, 76], [75, 75, 75], ">=")  # mean difference >= 0, interval includes 0
+    assert weak.verdict == "holds" and weak.note.startswith("NOT SIGNIFICANT: the interval [-2.43, +2.57] includes 0. Paired")
     assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
     assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
     diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
     assert diverged.verdict == "inconclusive" and "1 run(s) diverged" in diverged.note
     c = check("c", [80, 81, 82], [70, 70.5, 71], ">")
     assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
+    assert "NOT SIGNIFICANT" not in c.note
+
+
+def test_dynamics_left_out_are_deviations():
+    assert fedawe_cnn.left_out(fedawe_cnn.QUICK) == [
+        "Dynamics left out for time: staircase. 'Every dynamics' in the statement is tested on stationary, sine, "
+        "interleaved_sine only."]
+    every = dataclasses.replace(fedawe_cnn.QUICK, dynamics=tuple(fedawe_cnn.PAPER))
+    assert fedawe_cnn.left_out(every) == []
 
 
 def test_compare_runs_every_cell_and_draws_curves(tmp_path):
