@@ -28,7 +28,8 @@ def test_ordering_verdicts():
     assert check("c", [70, 70.5, 71], [80, 81, 82], ">").verdict == "violated"
     assert check("c", [80, 70, 75], [75, 76, 74], ">").verdict == "inconclusive"  # interval straddles 0
     weak = check("c", [75.2, 74, 76], [75, 75, 75], ">=")  # mean difference >= 0, interval includes 0
-    assert weak.verdict == "holds" and weak.note.startswith("NOT SIGNIFICANT: the interval [-2.43, +2.57] includes 0. Paired")
+    assert weak.verdict == "holds"
+    assert weak.note.startswith("NOT SIGNIFICANT: the interval [-2.43, +2.57] includes 0. Paired")
     assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
     assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
     diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
@@ -117,7 +118,8 @@ def test_train_command_reports_a_missing_dataset(tmp_path, capsys, monkeypatch):
 def test_train_defaults_to_table7_step_and_the_algorithms_point(tmp_path, capsys):
     assert main([*TRAIN_TINY, "--algorithm", "fedawe", "--out", str(tmp_path)]) == 0
     assert "fedawe (eta_0 = 0.1): final test accuracy of the mean model" in capsys.readouterr().out
-    assert main([*TRAIN_TINY, "--algorithm", "fedawe", "--lr", "0.02", "--point", "server", "--out", str(tmp_path)]) == 0
+    override = ["--algorithm", "fedawe", "--lr", "0.02", "--point", "server"]
+    assert main([*TRAIN_TINY, *override, "--out", str(tmp_path)]) == 0
     assert "fedawe (eta_0 = 0.02): final test accuracy of the server model" in capsys.readouterr().out
     with sqlite3.connect(tmp_path / "store.sqlite") as db:  # the step sizes the stored runs were configured with
         lr0 = sorted(json.loads(c)["algorithm"]["lr"]["lr0"] for (c,) in db.execute("SELECT config FROM runs"))

@@ -171,8 +171,8 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec")
     tr.add_argument("--aggregation", help="FedAvg aggregation: active | all | known_p")
     tr.add_argument("--local-steps", type=int, default=10)
-    tr.add_argument("--lr", type=float, help="local step size eta_0 (default: FedAWE Table 7's value for the algorithm, "
-                    "0.1 for fedawe and fedavg known_p, 0.05 for fedavg active/all, fedau, f3ast, mifa, fedvarp; "
+    tr.add_argument("--lr", type=float, help="local step size eta_0 (default: FedAWE Table 7's value for the "
+                    "algorithm, 0.1 for fedawe and fedavg known_p, 0.05 for fedavg active/all, fedau, f3ast, mifa, fedvarp; "
                     f"{DEFAULT_LR0} for any other)")
     tr.add_argument("--schedule", choices=("inverse_sqrt", "constant"), default="inverse_sqrt",
                     help="eta_0 / sqrt(t/10 + 1) as FedAWE's code (default), or constant")
