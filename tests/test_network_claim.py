@@ -7,6 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from figures.learning_curves import mean_and_std
 from testbeds.network import fedawe_participation
 import torch
 
@@ -59,6 +60,13 @@ def test_compare_runs_every_cell_and_draws_curves(tmp_path):
     assert trace.config["participation"]["dynamics"] == "sine"
     assert final_accuracy(trace, "server", 2).shape == (2,)
     assert fedawe_cnn.draw_curves(ctx, result).stat().st_size > 10_000
+
+
+def test_curve_band_is_the_sample_std():
+    values = np.array([[1.0, 2.0], [3.0, 6.0]])  # two runs, two rounds
+    mean, std = mean_and_std(values)
+    assert np.allclose(mean, [2, 4]) and np.allclose(std, [np.sqrt(2), np.sqrt(8)])  # sum of squares / (n - 1)
+    assert np.array_equal(mean_and_std(values[:1])[1], [0, 0])
 
 
 def test_points_and_step_sizes_per_algorithm():

@@ -173,7 +173,7 @@ def table2(ctx) -> Evidence:
     checks, notes = [], []
     for d in s.dynamics:
         paper = "; ".join(f"{k} {v[0]} / {v[1]}" for k, v in PAPER[d].items())
-        notes.append(f"{d}: test accuracy % over {len(s.seeds) * s.replicas} runs (mean ± std): "
+        notes.append(f"{d}: test accuracy % over {len(s.seeds) * s.replicas} runs (mean ± sample std): "
                      + "; ".join(summary(accuracy, d, label) for label in labels)
                      + f". Paper Table 2 (SVHN / CIFAR-10 test): {paper}.")
         for better, relation, worse in ORDERINGS:
@@ -210,5 +210,5 @@ def draw_curves(ctx, result: dict):
     s = result["setup"]
     panels = {d: {label: runs for (dd, label), runs in result["traces"].items() if dd == d} for d in s.dynamics}
     title = (f"FedAWE Table 2 setting on {s.problem['name']} ({s.problem['model']}, {s.problem['clients']} clients, "
-             f"Dir({s.problem['alpha']})): mean ± std over {len(s.seeds) * s.replicas} runs")
+             f"Dir({s.problem['alpha']})): mean ± sample std over {len(s.seeds) * s.replicas} runs")
     return draw(panels, ctx.figure_path("fedawe-cnn-curves" + ("-quick" if ctx.quick else "")), result["points"], title)
