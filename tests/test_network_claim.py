@@ -129,9 +129,11 @@ def test_train_defaults_to_table7_step_and_the_algorithms_point(tmp_path, capsys
     override = ["--algorithm", "fedawe", "--lr", "0.02", "--point", "server"]
     assert main([*TRAIN_TINY, *override, "--out", str(tmp_path)]) == 0
     assert "fedawe (eta_0 = 0.02): final test accuracy of the server model" in capsys.readouterr().out
+    assert main([*TRAIN_TINY, "--algorithm", '{"name": "fedawe", "lr": 0.03}', "--out", str(tmp_path)]) == 0
+    assert "fedawe (lr = 0.03): final test accuracy of the mean model" in capsys.readouterr().out  # the spec's own lr
     with sqlite3.connect(tmp_path / "store.sqlite") as db:  # the step sizes the stored runs were configured with
-        lr0 = sorted(json.loads(c)["algorithm"]["lr"]["lr0"] for (c,) in db.execute("SELECT config FROM runs"))
-    assert lr0 == [0.02, 0.1]
+        lr = [json.loads(c)["algorithm"]["lr"] for (c,) in db.execute("SELECT config FROM runs")]
+    assert sorted(step["lr0"] if isinstance(step, dict) else step for step in lr) == [0.02, 0.03, 0.1]
 
 
 def test_train_rejects_a_point_or_device_before_training(tmp_path, capsys, monkeypatch):

@@ -126,10 +126,17 @@ def cmd_train(args) -> int:
                   Path(args.out) / "figures" / f"{name}.png", {label: point},
                   f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± sample std over runs")
     spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
-    print(f"{label} (eta_0 = {lr0:g}): final test accuracy of the {point} model (mean of the last {args.window} "
+    print(f"{label} ({_step_size(algorithm['lr'])}): final test accuracy of the {point} model (mean of the last {args.window} "
           f"evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
           f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
     return 0
+
+
+def _step_size(lr) -> str:
+    """The local step size of a run as the summary line shows it: a schedule's eta_0, or the spec as given."""
+    import json
+
+    return f"eta_0 = {lr['lr0']:g}" if isinstance(lr, dict) and "lr0" in lr else f"lr = {json.dumps(lr)}"
 
 
 def parser() -> argparse.ArgumentParser:
