@@ -17,7 +17,9 @@ its own subprocess so that its peak memory is its own: peak resident set size (C
 data, torch and the other method-independent overhead) and, on a GPU,
 ``torch.cuda.max_memory_allocated``.  Every method times ``--rounds`` rounds after one warm-up round;
 the median is reported.  Rounds of the methods alternate (each method is a persistent worker
-process), so load drift on a shared machine affects all of them alike.  Targets on a GPU: kernels >= 5x the research loop and >= 50% of the ceiling.
+process), so load drift on a shared machine affects all of them alike; a worker that dies is reported
+with the end of its stderr and the others go on.  Targets on a GPU: kernels >= 5x the research loop
+and >= 50% of the ceiling.
 
 Run: ``python benchmarks/cnn_round.py [--clients 100] [--device cuda]``.
 """
@@ -30,6 +32,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -148,33 +151,91 @@ def worker(args) -> None:
             }), flush=True)
 
 
-class Worker:
-    """A method in its own process (so its peak memory is its own), driven one round at a time."""
+class WorkerFailed(RuntimeError):
+    """A method's worker process died or broke the protocol; the message carries the end of its stderr."""
 
-    def __init__(self, args, name: str):
-        forwarded = ["--clients", str(args.clients), "--steps", str(args.steps), "--batch", str(args.batch),
-                     "--device", args.device, "--chunk", str(args.chunk), "--ceiling-batch", str(args.ceiling_batch)]
+
+class Worker:
+    """A method in its own process (so its peak memory is its own), driven one round at a time.
+
+    ``argv`` starts the process (:func:`worker_argv`).  Its stderr goes to a temporary file rather than a
+    pipe: a pipe that nobody reads fills up and blocks the worker.  When the worker dies or answers out
+    of protocol, ``error`` says so with the last ``STDERR_LINES`` lines of that file, and the worker is
+    left out of the remaining rounds."""
+
+    STDERR_LINES = 20
+
+    def __init__(self, name: str, argv: list[str]):
         self.name, self.seconds, self.error = name, [], None
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", name, *forwarded], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if self.proc.stdout.readline().strip() != "ready":
-            self.error = self.proc.communicate()[1].strip().splitlines()[-1]
+        self.log = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self._guard(lambda: self._expect(self._ask(None), "ready"))
 
     def round(self) -> None:
         if self.error is None:
-            self.proc.stdin.write("round\n")
-            self.proc.stdin.flush()
-            self.seconds.append(float(self.proc.stdout.readline()))
+            self._guard(lambda: self.seconds.append(self._number(self._ask("round"))))
 
     def stats(self) -> dict:
+        stats = self._guard(lambda: json.loads(self._ask("stats"))) if self.error is None else None
         if self.error is not None:
             return {"error": self.error}
-        self.proc.stdin.write("stats\n")
-        self.proc.stdin.flush()
-        stats = json.loads(self.proc.stdout.readline())
         self.proc.stdin.close()
         self.proc.wait()
         return {**stats, "seconds": self.seconds}
+
+    def _guard(self, exchange):
+        """The result of one exchange, or ``None`` after a failure: it is recorded in ``error`` and the process
+        is stopped."""
+        try:
+            return exchange()
+        except WorkerFailed as err:
+            self.error = str(err)
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+    def _ask(self, command: str | None) -> str:
+        """Send ``command`` (if any) and return the worker's one-line answer."""
+        try:
+            if command is not None:
+                self.proc.stdin.write(command + "\n")
+                self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:  # end of file: the worker has exited
+            raise WorkerFailed(self._failure(f"exited with code {self._exit_code()}"))
+        return line.strip()
+
+    def _expect(self, answer: str, wanted: str) -> None:
+        if answer != wanted:
+            raise WorkerFailed(self._failure(f"answered {answer!r} instead of {wanted!r}; stopped"))
+
+    def _number(self, answer: str) -> float:
+        try:
+            return float(answer)
+        except ValueError:
+            raise WorkerFailed(self._failure(f"answered {answer!r} instead of a number of seconds; stopped")) from None
+
+    def _exit_code(self) -> int:
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # closed its stdout but lingers
+            self.proc.kill()
+            return self.proc.wait()
+
+    def _failure(self, what: str) -> str:
+        self.log.seek(0)
+        tail = self.log.read().strip().splitlines()[-self.STDERR_LINES:]
+        stderr = "\n".join(f"    {line}" for line in tail) or "    (empty)"
+        return f"worker {self.name} {what}; end of its stderr:\n{stderr}"
+
+
+def worker_argv(args, name: str) -> list[str]:
+    """The command line of the worker process that serves method ``name`` with the benchmark's settings."""
+    return [sys.executable, __file__, "--worker", name, "--clients", str(args.clients), "--steps", str(args.steps),
+            "--batch", str(args.batch), "--device", args.device, "--chunk", str(args.chunk),
+            "--ceiling-batch", str(args.ceiling_batch)]
 
 
 def strategies(device: str) -> list[str]:
@@ -198,8 +259,8 @@ def main() -> None:
         return
     print(f"one FedAvg round: {args.clients} clients x {args.steps} steps x batch {args.batch}, FedAWE CIFAR CNN, "
           f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
-    workers = [Worker(args, f"kernel:{s}") for s in strategies(args.device)]
-    workers += [Worker(args, "research"), Worker(args, "ceiling")]
+    names = [f"kernel:{s}" for s in strategies(args.device)] + ["research", "ceiling"]
+    workers = [Worker(name, worker_argv(args, name)) for name in names]
     for _ in range(args.rounds):  # alternate, so that load drift on a shared machine hits every method alike
         for w in workers:
             w.round()

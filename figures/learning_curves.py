@@ -1,9 +1,10 @@
-r"""Learning curves of network runs: mean :math:`\pm` one standard deviation over seeds, per round.
+r"""Learning curves of network runs: mean :math:`\pm` one sample standard deviation over seeds, per round.
 
 ``draw(panels, path)`` takes ``{panel title: {curve label: [Trace, ...]}}``; the replicas of all
 traces of a curve are its seeds.  The top row shows test accuracy (%), the bottom row training loss
 on a log scale (as FedAWE Fig. 7), each at the curve's evaluation point (``"server"`` unless the
-label maps to another point in ``points``).  The registered figure ``fedawe-cnn-curves`` draws the
+label maps to another point in ``points``).  The band is the sample standard deviation
+:math:`\sqrt{\sum_k (v_k-\bar v)^2/(n-1)}` (``ddof=1``, as the claim's reported std); one run has no band.  The registered figure ``fedawe-cnn-curves`` draws the
 runs of the claim ``fedawe_cnn.table2`` (:mod:`validations.fedawe_cnn`): its full (FMNIST CNN) setup
 on a GPU, its quick setup otherwise.
 """
@@ -29,6 +30,13 @@ def seeds_by_round(traces: list[Trace], metric: str) -> tuple[np.ndarray, np.nda
     return rounds, np.concatenate([t.metrics[metric] for t in traces], axis=0)
 
 
+def mean_and_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-round mean and sample standard deviation (``ddof=1``) over the runs of ``values`` ``(runs, rounds)``;
+    the deviation is zero for a single run."""
+    std = values.std(0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1:])
+    return values.mean(0), std
+
+
 def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str] | None = None, title: str = ""):
     plt = pyplot()
     points = points or {}
@@ -39,13 +47,13 @@ def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str]
             ax = axes[row, col]
             for label, traces in curves.items():
                 rounds, values = seeds_by_round(traces, f"{points.get(label, 'server')}.{metric}")
-                mean, std = values.mean(0) * scale, values.std(0) * scale
+                mean, std = (v * scale for v in mean_and_std(values))
                 line, = ax.plot(rounds, mean, label=f"{label} (n={len(values)})", lw=1.2)
                 ax.fill_between(rounds, mean - std, mean + std, color=line.get_color(), alpha=0.2, lw=0)
             ax.set(yscale=yscale, xlabel="round", ylabel=ylabel)
             if row == 0:
                 ax.set_title(panel)
-    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].legend(fontsize=7, title="mean ± sample std (ddof=1)", title_fontsize=7)
     if title:
         fig.suptitle(title)
     return save(fig, path)
@@ -53,7 +61,7 @@ def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str]
 
 @register("figure", "fedawe-cnn-curves")
 def render(ctx):
-    """Learning curves of FedAWE's Table 2 comparison (mean ± std over runs): the FMNIST CNN on a GPU, else quick."""
+    """Learning curves of FedAWE's Table 2 comparison (mean ± sample std): the FMNIST CNN on a GPU, else quick."""
     import torch
 
     from validations import fedawe_cnn

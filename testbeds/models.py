@@ -124,7 +124,3 @@ def build_model(name: str, input_shape: tuple[int, int, int] = PAPER_INPUT, clas
     if any(True for _ in model.buffers()):
         raise ValueError(f"model {name!r} has buffers; a flat-parameter model must hold parameters only")
     return initialise(model, generator) if generator is not None else model
-
-
-def parameter_count(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())

@@ -19,7 +19,14 @@ Per-client gradients are computed by a pluggable *strategy* on the active client
 * ``loop``: one ``autograd.grad`` per client through :func:`torch.func.functional_call`;
 * ``vmap``: :func:`torch.func.vmap` of :func:`torch.func.grad` over the active clients, in chunks of
   ``chunk_size`` clients;
-* ``auto`` (default): ``loop`` for conv models on a CPU, ``vmap`` otherwise.
+* ``auto`` (default): ``loop`` for conv models on a CPU and for models with dropout, ``vmap`` otherwise.
+
+Dropout (``cnn_cinic``) draws its masks from a generator seeded, for every (replica, client, local
+step), from the ``data`` stream, so a client's masks do not depend on which other clients are
+active and algorithms run with the same seed see the same masks (common random numbers).  ``vmap``
+cannot keep that: one generator state serves a whole chunk, so a client's masks would depend on the
+chunk's composition.  It is therefore refused for models with dropout, and runs with randomness
+forbidden (``randomness="error"``) for the others.
 
 ``vmap`` is refused for conv models in float32 on a CPU.  There it is 3-10x slower than the loop and
 its conv backward is unreliable: deps_and_data.md §2.4 found wrong conv-weight gradients for 3 of 100
@@ -98,7 +105,7 @@ class Network:
         for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("eval_batch", eval_batch)):
             if int(value) != value or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {value}")
-        self.device, self.dtype = torch.device(device), dtype
+        self.device, self.dtype = torch_device(device), dtype
         self.model_name, self.classes = model, train.classes
         if input_shape is None:
             input_shape = PAPER_INPUT if model.startswith("cnn") else train.images.shape[1:]
@@ -112,7 +119,10 @@ class Network:
         self._has_dropout = any(isinstance(layer, nn.Dropout) for layer in self.model.modules())
         cpu_conv = self.device.type == "cpu" and self._has_conv
         if strategy == "auto":
-            strategy = "loop" if cpu_conv else "vmap"
+            strategy = "loop" if cpu_conv or self._has_dropout else "vmap"
+        if strategy == "vmap" and self._has_dropout:
+            raise ValueError("strategy='vmap' is refused for models with dropout: a client's dropout masks would "
+                             "depend on the other clients of its vmap chunk (see testbeds/network.py); use 'loop'")
         if strategy == "vmap" and cpu_conv and dtype != torch.float64:
             raise ValueError("strategy='vmap' is refused for conv models in float32 on a CPU: torch's batched conv "
                              "backward returned wrong gradients there (see testbeds/network.py); use 'loop' or 'auto'")
@@ -227,6 +237,16 @@ class Network:
         return {k: torch.tensor(v, dtype=torch.float64) for k, v in values.items()}
 
 
+def torch_device(device) -> torch.device:
+    """``device`` as a ``torch.device``; a ``ValueError`` that says so when it names a CUDA device torch cannot see
+    (instead of torch's ``AssertionError`` deep inside the first tensor moved there)."""
+    device = torch.device(device)
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {str(device)!r} is not available: torch {torch.__version__} sees "
+                         f"{torch.cuda.device_count()} CUDA device(s); use device 'cpu'")
+    return device
+
+
 def _subset(rng: np.random.Generator, n: int, size: int | None) -> np.ndarray:
     if size is None or size >= n:
         return np.arange(n)
@@ -277,15 +297,15 @@ def loop_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Dra
 
 
 def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
-    """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` active clients."""
-    grad = torch.func.vmap(torch.func.grad(problem.loss), randomness="different")
+    """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` active clients (models without
+    dropout only: any random operation inside raises)."""
+    grad = torch.func.vmap(torch.func.grad(problem.loss), randomness="error")
     rows = _per_pair(draw, pairs)
     for start in range(0, len(pairs), problem.chunk_size):
         part = slice(start, start + problem.chunk_size)
         r, i = pairs[part, 0], pairs[part, 1]
         inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))
-        with _dropout_rng(problem.device, _part(rows.seed, start)):
-            out[r, i] = grad(x[r, i].detach(), inputs, problem._labels["train"][rows.index[part]])
+        out[r, i] = grad(x[r, i].detach(), inputs, problem._labels["train"][rows.index[part]])
 
 
 GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads}

@@ -1,7 +1,8 @@
-"""Helpers for training runs of the network testbeds: where to read a model's accuracy, and a progress display.
+r"""Helpers for training runs of the network testbeds: step size, evaluation point, progress display.
 
-* :func:`evaluation_point`: the model a trace reports for an algorithm (``server``, or e.g. FedAWE's
-  all-client mean);
+* :func:`paper_lr0`: the local step size :math:`\eta_0` FedAWE's Table 7 selected for an algorithm;
+* :func:`exposed_points` and :func:`choose_point`: the models an algorithm can report, and the one it
+  reports by default (the point its theory evaluates);
 * :func:`final_accuracy`: accuracy averaged over the last evaluations (FedAWE reports the mean over
   the last 50 rounds, digest 000 §6.1);
 * :class:`TrainProgress`: an ``on_record`` callback for :func:`theorylab.runner.run` showing round,
@@ -12,21 +13,49 @@ from __future__ import annotations
 
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
+import torch
 
+from theorylab.registry import build
 from theorylab.trace import Trace
 
+# FedAWE Table 7 (seed 000 App. J; digest 000 §6.1): eta_0 of the local schedule eta_0 / sqrt(t/10 + 1) selected
+# by the paper's grid search, the same for SVHN, CIFAR-10 and CINIC-10 (eta_g = 1 throughout); keyed by kernel name.
+TABLE7_LR0 = {"fedavg[active]": 0.05, "fedavg[known_p]": 0.1, "fedavg[all]": 0.05, "fedau": 0.05, "f3ast": 0.05,
+              "fedawe": 0.1, "mifa": 0.05, "fedvarp": 0.05}
 
-def evaluation_point(trace: Trace, preferred: str = "server") -> str:
-    """``preferred`` if the trace has it, else its only point besides ``server``."""
-    points = sorted({name.split(".")[0] for name in trace.metrics})
-    if preferred in points:
-        return preferred
-    others = [p for p in points if p != "server"]
-    if len(others) == 1:
-        return others[0]
-    raise ValueError(f"evaluation point {preferred!r} not in the trace; it has {points}")
+
+def paper_lr0(algorithm: dict) -> float | None:
+    r"""Table 7's :math:`\eta_0` for the algorithm spec, or ``None`` where the table has no such algorithm."""
+    return TABLE7_LR0.get(build("algorithm", algorithm).name)
+
+
+def exposed_points(algorithm: dict, clients: int) -> list[str]:
+    """Names of the evaluation points the algorithm spec exposes with ``clients`` clients.
+
+    They are read from ``points(init(problem, x0))`` on a stand-in problem with one parameter: a kernel's
+    point names depend on the number of clients (e.g. FedAWE's ``client<i>``), never on the model, so no
+    data or network is needed to know them before training."""
+    kernel = build("algorithm", algorithm)
+    standin = SimpleNamespace(n_clients=clients, dim=1, weights=torch.full((clients,), 1.0 / clients,
+                              dtype=torch.float64), dtype=torch.float64, device=torch.device("cpu"))
+    return sorted(kernel.points(kernel.init(standin, torch.zeros(1, 1, dtype=torch.float64))))
+
+
+def choose_point(algorithm: dict, clients: int, requested: str | None = None) -> str:
+    r"""The model to report: ``requested`` if the algorithm exposes it, else a ``ValueError`` listing the points
+    it does expose; by default the point its theory evaluates, the all-client mean
+    :math:`\bar x^t = \frac1m\sum_i x_i^t` where the kernel keeps one (FedAWE, whose server model is
+    biased toward the more available clients, digest 000 §4), else the server model :math:`x^t`."""
+    points = exposed_points(algorithm, clients)
+    if requested is None:
+        return "mean" if "mean" in points else "server"
+    if requested not in points:
+        raise ValueError(f"algorithm {algorithm['name']!r} has no evaluation point {requested!r}; "
+                         f"its points are {', '.join(points)}")
+    return requested
 
 
 def final_accuracy(trace: Trace, point: str, window: int, split: str = "test") -> np.ndarray:

@@ -6,7 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from testbeds.models import MODELS, PAPER_COUNTS, build_model, parameter_count
+from testbeds.models import MODELS, PAPER_COUNTS, build_model
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
 
 
 def test_parameter_counts_match_the_digest():

@@ -116,6 +116,25 @@ def test_dropout_draws_come_from_the_data_stream():
     assert not torch.equal(first, problem.stochastic_grads(x, reseeded))
 
 
+def test_dropout_masks_do_not_depend_on_the_other_active_clients():
+    # common random numbers: a client's gradient is the same whoever else is active (so vmap, whose chunks
+    # share one generator, is refused for dropout models and `auto` picks the loop)
+    with pytest.raises(ValueError, match="refused for models with dropout"):
+        tiny("cnn_cinic", strategy="vmap")
+    problem = tiny("cnn_cinic")
+    assert problem.strategy == "loop"
+    streams = Streams(2, 2)
+    x = problem.initial_point(2, streams).unsqueeze(1).expand(-1, problem.n_clients, -1)
+    draw = problem.sample(streams, 1)[0]
+    every = problem.stochastic_grads(x, draw)
+    for i in range(problem.n_clients):
+        alone = torch.zeros((2, problem.n_clients), dtype=torch.bool)
+        alone[1, i] = True
+        assert torch.equal(problem.stochastic_grads(x, draw, alone)[1, i], every[1, i])
+    problem.model.eval()  # dropout off: the gradients change, so the masks above did act
+    assert not torch.allclose(problem.stochastic_grads(x, draw), every)
+
+
 def test_augmentation_draws_and_shapes():
     problem = tiny("cnn_cifar", augment="crop_flip")
     draw = problem.sample(Streams(0, 1), 1)[0]

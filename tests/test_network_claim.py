@@ -1,14 +1,21 @@
 """Machinery of the Table 2 ordering claim and of `theorylab train`, on tiny synthetic data."""
 
 import dataclasses
+import json
+import sqlite3
 
 import numpy as np
 import pytest
 
+from figures.learning_curves import mean_and_std
 from testbeds.network import fedawe_participation
-from testbeds.training import evaluation_point, final_accuracy
+import torch
+
+from testbeds.training import choose_point, exposed_points, final_accuracy, paper_lr0
 from theorylab.claims import Context
 from theorylab.cli import main
+from theorylab.registry import build
+from theorylab.rng import Streams
 from theorylab.store import Store
 from validations import fedawe_cnn
 
@@ -21,13 +28,24 @@ def test_ordering_verdicts():
     assert check("c", [80, 81, 82], [70, 70.5, 71], ">").verdict == "holds"
     assert check("c", [70, 70.5, 71], [80, 81, 82], ">").verdict == "violated"
     assert check("c", [80, 70, 75], [75, 76, 74], ">").verdict == "inconclusive"  # interval straddles 0
-    assert check("c", [75.2, 74, 76], [75, 75, 75], ">=").verdict == "holds"  # mean difference >= 0
+    weak = check("c", [75.2, 74, 76], [75, 75, 75], ">=")  # mean difference >= 0, interval includes 0
+    assert weak.verdict == "holds"
+    assert weak.note.startswith("NOT SIGNIFICANT: the interval [-2.43, +2.57] includes 0. Paired")
     assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
     assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
     diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
     assert diverged.verdict == "inconclusive" and "1 run(s) diverged" in diverged.note
     c = check("c", [80, 81, 82], [70, 70.5, 71], ">")
     assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
+    assert "NOT SIGNIFICANT" not in c.note
+
+
+def test_dynamics_left_out_are_deviations():
+    assert fedawe_cnn.left_out(fedawe_cnn.QUICK) == [
+        "Dynamics left out for time: staircase. 'Every dynamics' in the statement is tested on stationary, sine, "
+        "interleaved_sine only."]
+    every = dataclasses.replace(fedawe_cnn.QUICK, dynamics=tuple(fedawe_cnn.PAPER))
+    assert fedawe_cnn.left_out(every) == []
 
 
 def test_compare_runs_every_cell_and_draws_curves(tmp_path):
@@ -44,15 +62,29 @@ def test_compare_runs_every_cell_and_draws_curves(tmp_path):
     assert fedawe_cnn.draw_curves(ctx, result).stat().st_size > 10_000
 
 
-def test_evaluation_point_prefers_the_named_point():
-    class FakeTrace:
-        metrics = {"server.test_acc": None, "mean.test_acc": None}
+def test_curve_band_is_the_sample_std():
+    values = np.array([[1.0, 2.0], [3.0, 6.0]])  # two runs, two rounds
+    mean, std = mean_and_std(values)
+    assert np.allclose(mean, [2, 4]) and np.allclose(std, [np.sqrt(2), np.sqrt(8)])  # sum of squares / (n - 1)
+    assert np.array_equal(mean_and_std(values[:1])[1], [0, 0])
 
-    assert evaluation_point(FakeTrace(), "mean") == "mean"
-    assert evaluation_point(FakeTrace(), "average") == "mean"  # the only point besides the server
-    FakeTrace.metrics = {"server.test_acc": None}
-    with pytest.raises(ValueError, match="not in the trace"):
-        evaluation_point(FakeTrace(), "mean")
+
+def test_points_and_step_sizes_per_algorithm():
+    fedawe, fedavg = {"name": "fedawe"}, {"name": "fedavg", "aggregation": "all"}
+    assert choose_point(fedawe, 6) == "mean" and choose_point(fedavg, 6) == "server"
+    assert choose_point(fedawe, 6, "server") == "server"
+    with pytest.raises(ValueError, match="no evaluation point 'mean'; its points are server"):
+        choose_point(fedavg, 6, "mean")
+    # the stand-in problem gives the points a kernel exposes on a real network problem
+    problem = build("testbed", {**TINY, "seed": 0}, device="cpu", dtype=torch.float32)
+    for spec in (fedawe, fedavg, {"name": "fedawe", "client_points": True}):
+        kernel = build("algorithm", spec)
+        real = kernel.points(kernel.init(problem, problem.initial_point(1, Streams(0, 1))))
+        assert exposed_points(spec, 6) == sorted(real)
+    # FedAWE Table 7 (digest 000 §6.1); an ablation the table does not list has no paper value
+    assert [paper_lr0(spec) for spec in (fedawe, fedavg, {"name": "fedavg", "aggregation": "known_p"},
+                                         {"name": "mifa"})] == [0.1, 0.05, 0.1, 0.05]
+    assert paper_lr0({"name": "fedawe", "echo": False}) is None
 
 
 def test_availability_follows_the_partition_labels():
@@ -65,14 +97,18 @@ def test_availability_follows_the_partition_labels():
         fedawe_participation({"name": "quadratic"})
 
 
+TRAIN_TINY = ["train", "--testbed", "synthetic", "--model", "mlp", "--clients", "6", "--batch-size", "8",
+              "--testbed-options", '{"input_shape": [1, 8, 8], "eval_train": null, "data": {"train_size": 120, '
+              '"test_size": 40, "channels": 1, "size": 8}}', "--rounds", "4", "--every", "2", "--window", "2",
+              "--local-steps", "2"]
+
+
 def test_train_command_stores_runs_and_draws_the_curves(tmp_path, capsys):
-    args = ["train", "--testbed", "synthetic", "--model", "mlp", "--clients", "6", "--batch-size", "8",
-            "--testbed-options", '{"input_shape": [1, 8, 8], "eval_train": null, "data": {"train_size": 120, '
-            '"test_size": 40, "channels": 1, "size": 8}}', "--aggregation", "all", "--rounds", "4", "--every", "2",
-            "--window", "2", "--local-steps", "2", "--seeds", "0", "1", "--out", str(tmp_path)]
+    args = [*TRAIN_TINY, "--aggregation", "all", "--seeds", "0", "1", "--out", str(tmp_path)]
     assert main(args) == 0
     out = capsys.readouterr()
-    assert "fedavg[all]: final test accuracy of server" in out.out and "over 2 run(s)" in out.out
+    assert "fedavg[all] (eta_0 = 0.05): final test accuracy of the server model" in out.out
+    assert "over 2 run(s)" in out.out
     assert "round 4/4 acc=" in out.err and "samples/s=" in out.err
     assert (tmp_path / "figures" / "train-synthetic-fedavg-all-sine.png").stat().st_size > 10_000
     assert len(Store(tmp_path / "store.sqlite")) == 2
@@ -85,3 +121,25 @@ def test_train_command_reports_a_missing_dataset(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
     assert main(["train", "--testbed", "fmnist", "--rounds", "1", "--out", str(tmp_path), "--no-cache"]) == 2
     assert "make data" in capsys.readouterr().err
+
+
+def test_train_defaults_to_table7_step_and_the_algorithms_point(tmp_path, capsys):
+    assert main([*TRAIN_TINY, "--algorithm", "fedawe", "--out", str(tmp_path)]) == 0
+    assert "fedawe (eta_0 = 0.1): final test accuracy of the mean model" in capsys.readouterr().out
+    override = ["--algorithm", "fedawe", "--lr", "0.02", "--point", "server"]
+    assert main([*TRAIN_TINY, *override, "--out", str(tmp_path)]) == 0
+    assert "fedawe (eta_0 = 0.02): final test accuracy of the server model" in capsys.readouterr().out
+    assert main([*TRAIN_TINY, "--algorithm", '{"name": "fedawe", "lr": 0.03}', "--out", str(tmp_path)]) == 0
+    assert "fedawe (lr = 0.03): final test accuracy of the mean model" in capsys.readouterr().out  # the spec's own lr
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:  # the step sizes the stored runs were configured with
+        lr = [json.loads(c)["algorithm"]["lr"] for (c,) in db.execute("SELECT config FROM runs")]
+    assert sorted(step["lr0"] if isinstance(step, dict) else step for step in lr) == [0.02, 0.03, 0.1]
+
+
+def test_train_rejects_a_point_or_device_before_training(tmp_path, capsys, monkeypatch):
+    assert main([*TRAIN_TINY, "--point", "mean", "--out", str(tmp_path)]) == 2
+    assert "'fedavg' has no evaluation point 'mean'; its points are server" in capsys.readouterr().err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main([*TRAIN_TINY, "--device", "cuda", "--out", str(tmp_path)]) == 2
+    assert "device 'cuda' is not available" in capsys.readouterr().err
+    assert not (tmp_path / "store.sqlite").exists()

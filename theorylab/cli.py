@@ -7,7 +7,9 @@ a claim's code errors, not when a paper's claim is violated.
 
 ``theorylab train --testbed fmnist --algorithm fedavg --participation sine --rounds R`` trains a
 network testbed for each ``--seeds`` value (results in the store), shows round, accuracy and
-throughput while it runs, and draws the learning curves (mean ± std over seeds).
+throughput while it runs, and draws the learning curves (mean ± sample std over seeds).  By default
+each algorithm runs with FedAWE Table 7's step size and is read at the point its theory evaluates
+(FedAWE: the all-client mean); ``--lr`` and ``--point`` override them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from theorylab.registry import KINDS, entries, lookup
 from theorylab.store import Store
 
 
+DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
 HEADINGS = {"testbed": "testbeds", "participation": "participation processes", "algorithm": "algorithms",
             "claim": "claims", "figure": "figures"}
 
@@ -84,19 +87,23 @@ def cmd_train(args) -> int:
     import numpy as np
 
     from figures.learning_curves import draw
-    from testbeds.network import fedawe_participation
-    from testbeds.training import TrainProgress, evaluation_point, final_accuracy
+    from testbeds.network import fedawe_participation, torch_device
+    from testbeds.training import TrainProgress, choose_point, final_accuracy, paper_lr0
     from theorylab.config import RunConfig
+    from theorylab.registry import build
     from theorylab.runner import run
 
+    torch_device(args.device)  # fail before loading data when the device is missing
     problem = {"name": args.testbed, "model": args.model, "clients": args.clients, "partition": args.partition,
                "alpha": args.alpha, "batch_size": args.batch_size, **json.loads(args.testbed_options or "{}")}
     algorithm = json.loads(args.algorithm) if args.algorithm.lstrip().startswith("{") else {"name": args.algorithm}
-    algorithm = {"local_steps": args.local_steps, "lr": {"name": "inverse_sqrt", "lr0": args.lr, "t0": 10}
-                 if args.schedule == "inverse_sqrt" else args.lr, **algorithm}
     if args.aggregation:
         algorithm["aggregation"] = args.aggregation
-    label = algorithm["name"] + (f"[{algorithm['aggregation']}]" if "aggregation" in algorithm else "")
+    lr0 = args.lr if args.lr is not None else paper_lr0(algorithm) or DEFAULT_LR0
+    algorithm = {"local_steps": args.local_steps, "lr": {"name": "inverse_sqrt", "lr0": lr0, "t0": 10}
+                 if args.schedule == "inverse_sqrt" else lr0, **algorithm}
+    label = build("algorithm", algorithm).name
+    point = choose_point(algorithm, problem["clients"], args.point)
     store, traces = _store(args), []
     try:
         for seed in args.seeds:
@@ -107,23 +114,29 @@ def cmd_train(args) -> int:
                 participation = fedawe_participation(spec, args.participation)
             config = RunConfig(spec, participation, algorithm, args.rounds, args.replicas, seed, args.every,
                                args.device, args.dtype)
-            bar = TrainProgress(args.rounds, args.local_steps * args.batch_size, args.point, f"{label} seed {seed}")
+            bar = TrainProgress(args.rounds, args.local_steps * args.batch_size, point, f"{label} seed {seed}")
             traces.append(run(config, store, progress_bar=False, on_record=bar))
     except FileNotFoundError as err:
         print(f"theorylab: error: {err}", file=sys.stderr)
         return 2
-    point = evaluation_point(traces[0], args.point)
     accuracy = np.concatenate([final_accuracy(t, point, args.window) for t in traces])
     dynamics = "custom" if args.participation.lstrip().startswith("{") else args.participation
     name = f"train-{args.testbed}-{label.replace('[', '-').rstrip(']')}-{dynamics}"
     figure = draw({f"{args.testbed}, {dynamics} participation": {label: traces}},
                   Path(args.out) / "figures" / f"{name}.png", {label: point},
-                  f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± std over runs")
+                  f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± sample std over runs")
     spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
-    print(f"{label}: final test accuracy of {point} (mean of the last {args.window} evaluations) "
-          f"{accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); {sum(t.seconds for t in traces):.1f} s "
-          f"simulated\nfigure: {figure}")
+    print(f"{label} ({_step_size(algorithm['lr'])}): final test accuracy of the {point} model (mean of the last {args.window} "
+          f"evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
+          f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
     return 0
+
+
+def _step_size(lr) -> str:
+    """The local step size of a run as the summary line shows it: a schedule's eta_0, or the spec as given."""
+    import json
+
+    return f"eta_0 = {lr['lr0']:g}" if isinstance(lr, dict) and "lr0" in lr else f"lr = {json.dumps(lr)}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -165,7 +178,9 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec")
     tr.add_argument("--aggregation", help="FedAvg aggregation: active | all | known_p")
     tr.add_argument("--local-steps", type=int, default=10)
-    tr.add_argument("--lr", type=float, default=0.05, help="local step size eta_0 (default 0.05, FedAWE Table 7)")
+    tr.add_argument("--lr", type=float, help="local step size eta_0 (default: FedAWE Table 7's value for the "
+                    "algorithm, 0.1 for fedawe and fedavg known_p, 0.05 for fedavg active/all, fedau, f3ast, mifa, fedvarp; "
+                    f"{DEFAULT_LR0} for any other)")
     tr.add_argument("--schedule", choices=("inverse_sqrt", "constant"), default="inverse_sqrt",
                     help="eta_0 / sqrt(t/10 + 1) as FedAWE's code (default), or constant")
     tr.add_argument("--participation", default="sine", help="FedAWE dynamics on the recipe p_i = <nu_i, phi> "
@@ -175,8 +190,9 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--window", type=int, default=5, help="final accuracy = mean of the last WINDOW evaluations")
     tr.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per seed (partition, phi, streams)")
     tr.add_argument("--replicas", type=int, default=1, help="replicas per seed (same partition)")
-    tr.add_argument("--point", default="server", help="model to report (server, or e.g. FedAWE's mean)")
-    tr.add_argument("--device", default="cpu", help="cpu or cuda")
+    tr.add_argument("--point", help="model to report (default: the point the algorithm's theory evaluates, the "
+                    "all-client mean for fedawe, the server model for the others); an unknown point is an error")
+    tr.add_argument("--device", default="cpu", help="cpu or cuda (an error when CUDA is not available)")
     tr.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     tr.add_argument("--out", default="results", help="output folder (default results)")
     tr.add_argument("--store", help="result-store file (default OUT/store.sqlite)")

@@ -9,8 +9,11 @@ covering the samples it uses.  Schemes:
     contiguous slice from :math:`\mathrm{round}(N_c\sum_{n'<n}\nu_{n'c}/\sum_{n'}\nu_{n'c})` to
     :math:`\mathrm{round}(N_c\sum_{n'\le n}\nu_{n'c}/\sum_{n'}\nu_{n'c})`.  Every sample is used once.
     The official code does not guard against an empty client; here a draw that leaves one empty is
-    replaced by the next draw of the same generator (at most ``MAX_REDRAWS`` times).
-``dirichlet_per_class`` (Hsu et al. 2019 / Wang et al. 2020 "hetero-dir", FedLab ``hetero_dir_partition``)
+    replaced by the next draw of the same generator (at most ``MAX_REDRAWS`` times).  The draw of
+    class proportions per client is the per-client Dirichlet over classes of Hsu et al. 2019
+    (deps_and_data §3); splitting each class in proportion to them is FedAWE's.
+``dirichlet_per_class`` (per-class Dirichlet over clients: Wang et al. 2020, FedMA's "hetero-dir"; FedLab
+    ``hetero_dir_partition``; deps_and_data §3)
     For every class, shuffle its samples and split them over clients with proportions
     :math:`q_c \sim \mathrm{Dir}(\alpha\mathbf 1_m)`, giving no further samples to clients that
     already hold :math:`N/m`; repeat the whole draw until every client holds at least ``min_size``.
