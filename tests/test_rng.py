@@ -17,24 +17,6 @@ def test_replica_streams_do_not_depend_on_replica_count():
         assert torch.equal(small.normal("gradient", (2, 3)), large.normal("gradient", (2, 3))[:2])
 
 
-def test_threaded_fill_gives_the_serial_numbers():
-    """Large draws are filled by several threads; each replica's numbers must equal a one-thread fill."""
-    import theorylab.rng as rng
-
-    previous = torch.get_num_threads()
-    shape = (5, rng.PARALLEL_FILL_MIN // 5 + 1)  # one replica alone crosses the threshold
-    try:
-        torch.set_num_threads(1)
-        serial = Streams(2, 3)
-        want = [serial.normal("gradient", shape), serial.uniform("participation", shape)]
-        torch.set_num_threads(2)
-        threaded = Streams(2, 3)
-        got = [threaded.normal("gradient", shape), threaded.uniform("participation", shape)]
-    finally:
-        torch.set_num_threads(previous)
-    assert all(torch.equal(a, b) for a, b in zip(want, got))
-
-
 def test_purposes_are_separate_streams():
     s = Streams(0, 1)
     first = s.uniform("participation", (100,))

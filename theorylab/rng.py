@@ -20,11 +20,6 @@ per-replica seeds are few and are made collision-free below.  Why not a
 counter-based hash evaluated on tensors?  On this CPU it was 3x slower than the
 generator for the Gaussian noise of the quadratic benchmark.
 
-Large draws on a CPU are filled by a few threads, each owning a disjoint set of
-replicas: every generator is still consumed by one thread, in the same order, so
-the numbers are bit for bit those of a serial fill (torch releases the GIL inside
-the sampler).  The thread count follows ``torch.get_num_threads()``.
-
 Gaussian draws are sampled in float32 by torch's vectorised sampler and then
 promoted: float64 sampling is 3.5x slower on CPU, and the float32 quantisation
 changes the variance by about 1e-7 relative, far below any Monte Carlo error.
@@ -33,14 +28,11 @@ changes the variance by about 1e-7 relative, far below any Monte Carlo error.
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import torch
 
 PURPOSES = ("participation", "gradient", "data", "init")
 _MASK32 = (1 << 32) - 1
-PARALLEL_FILL_MIN = 1 << 16  # entries; below this a thread hand-off costs more than it saves
 
 
 def _hash32(*parts: object) -> int:
@@ -91,18 +83,8 @@ class Streams:
         if purpose not in self._gens:
             raise ValueError(f"unknown stream purpose {purpose!r}; expected one of {PURPOSES}")
         out = torch.empty((self.replicas, *shape), dtype=dtype, device=self.device)
-        gens = self._gens[purpose]
-        workers = min(torch.get_num_threads(), self.replicas)
-        if self.device.type != "cpu" or workers < 2 or out.numel() < PARALLEL_FILL_MIN:
-            for r, gen in enumerate(gens):
-                sampler(out[r], gen)
-            return out
-
-        def fill(first: int) -> None:  # replicas first, first + workers, ...: one thread per generator
-            for r in range(first, self.replicas, workers):
-                sampler(out[r], gens[r])
-
-        list(_pool(workers).map(fill, range(workers)))
+        for r, gen in enumerate(self._gens[purpose]):
+            sampler(out[r], gen)
         return out
 
     def uniform(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64) -> torch.Tensor:
@@ -120,9 +102,3 @@ class Streams:
     def integers(self, purpose: str, high: int, shape: tuple[int, ...]) -> torch.Tensor:
         """Uniform integers in ``[0, high)`` of shape ``(replicas, *shape)``."""
         return self._fill(purpose, tuple(shape), torch.int64, lambda o, g: o.random_(0, high, generator=g))
-
-
-@lru_cache(maxsize=None)
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """A process-wide pool per thread count (threads are created lazily and reused)."""
-    return ThreadPoolExecutor(workers, thread_name_prefix="theorylab-rng")
