@@ -67,6 +67,8 @@ def dirichlet(labels, n_clients: int, alpha: float, seed: int) -> list[np.ndarra
     by_class = [np.flatnonzero(labels == c) for c in range(classes)]
     for _ in range(MAX_REDRAWS):
         nu = rng.dirichlet(np.full(classes, alpha), size=n_clients)  # (m, C)
+        if np.any(nu.sum(0) == 0):  # small alpha: numpy can return exact zeros, leaving a class's split undefined
+            continue
         cuts = [np.round(len(idx) * np.cumsum(nu[:, c]) / nu[:, c].sum()).astype(np.int64)
                 for c, idx in enumerate(by_class)]
         parts = [np.concatenate([idx[(cut[n - 1] if n else 0):cut[n]] for idx, cut in zip(by_class, cuts)])
