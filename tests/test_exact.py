@@ -118,3 +118,22 @@ def test_local_drift_matches_a_step_by_step_propagation():
             carry = [B @ C - (lr * np.eye(4) if j == r else 0) for j, C in enumerate(carry)]
         assert np.allclose(mean[i], D, atol=1e-14)
         assert noise[i] == pytest.approx(q.sigma2 / 4 * sum((M ** 2).sum() for M in maps), rel=1e-12)
+
+
+def test_exact_engines_take_any_quadratic_model_and_name_what_a_problem_lacks():
+    """The engines read a protocol, not a testbed class: a bare namespace with the quadratic's members works
+    (compared against the testbed object it copies), and another testbed is refused by the members it lacks."""
+    from types import SimpleNamespace
+
+    from theorylab.exact.local_drift import local_drift
+    from theorylab.exact.models import QuadraticModel, require
+    from theorylab.registry import build
+
+    problem = build("testbed", {"name": "random_quadratic", "n_clients": 3, "dim": 2, "seed": 4, "sigma": 0.3})
+    bare = SimpleNamespace(**{name: getattr(problem, name) for name in
+                              ("n_clients", "dim", "A", "u", "alpha", "sigma2", "x_init", "x_star", "hessian_mean")})
+    for a, b in zip(local_drift(bare, np.ones(2), 0.1, 4), local_drift(problem, np.ones(2), 0.1, 4)):
+        np.testing.assert_array_equal(a, b)
+    gaussian = build("testbed", {"name": "gaussian_mean", "means": [1.0, 2.0], "sensitivities": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="QuadraticModel: GaussianMean lacks A, alpha, hessian_mean, u, x_init, x_star$"):
+        require(gaussian, QuadraticModel, "exact moments")

@@ -65,7 +65,7 @@ def test_exact_moments_agree_with_monte_carlo(scheme, k):
 def test_engine_refuses_other_testbeds_and_algorithms():
     cfg = RunConfig(problem={"name": "scalar_quadratic", "centers": [0, 1]}, participation=full_participation(2),
                     algorithm={"name": "pfedavg"}, rounds=2)
-    with pytest.raises(ValueError, match="Gaussian-mean"):
+    with pytest.raises(ValueError, match="GaussianMeanModel: Quadratic lacks eps, m, p, theta0$"):
         pfedavg_moments(cfg)
     with pytest.raises(ValueError, match="pfedavg"):
         pfedavg_moments(cfg.replace(algorithm={"name": "fedavg"}))

@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from testbeds.quadratic import Quadratic
 from theorylab.config import RunConfig
 from theorylab.exact.fedavg_moments import local_maps
+from theorylab.exact.models import QuadraticModel, require
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.schedules import make_schedule
 from theorylab.runner import build_run
@@ -57,8 +57,7 @@ def fedawe_terms(config: RunConfig) -> dict[str, np.ndarray]:
     steps, eta_g, lr_spec = _fedawe_parameters(config.algorithm)
     spec = dict(config.algorithm, keep_innovation=True)
     problem, process, algorithm = build_run(config.replace(algorithm=spec))
-    if not isinstance(problem, Quadratic):
-        raise ValueError("analysis terms need the quadratic testbed (true gradients and local maps)")
+    require(problem, QuadraticModel, "analysis terms (true gradients and local maps)")
     if not getattr(process, "memoryless", False):
         raise ValueError("Lemma 3's exact conditional expectation needs independent Bernoulli availability (A1)")
     schedule, R = make_schedule(lr_spec), config.replicas

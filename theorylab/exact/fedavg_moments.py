@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from testbeds.quadratic import Quadratic
 from theorylab.config import RunConfig
+from theorylab.exact.models import QuadraticModel, require
 from theorylab.exact.poisson_binomial import enumerate_moments, inverse_count_moments
 from theorylab.kernels.aggregation import aggregation_weights, check_aggregation
 from theorylab.kernels.schedules import make_schedule
@@ -53,7 +53,7 @@ class Moments:
         mu_y = np.einsum("ni,j->nij", self.mean, target)
         return self.second - mu_y - np.swapaxes(mu_y, 1, 2) + np.outer(target, target)
 
-    def metrics(self, problem: Quadratic, point: str = "server") -> dict[str, np.ndarray]:
+    def metrics(self, problem: QuadraticModel, point: str = "server") -> dict[str, np.ndarray]:
         """Expected ``dist2``, ``gap`` and ``gradnorm2`` at every recorded round, named like a trace's."""
         E = self.error_covariance(problem.x_star)
         A = problem.hessian_mean()
@@ -79,7 +79,7 @@ def weight_moments(kind: str, q: np.ndarray, p: np.ndarray) -> tuple[np.ndarray,
     return enumerate_moments(p, lambda masks: aggregation_weights(kind, torch.as_tensor(masks), qt, p).numpy())
 
 
-def local_maps(problem: Quadratic, lr: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+def local_maps(problem: QuadraticModel, lr: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """:math:`C_i = I-(I-\\eta A_i)^s` and :math:`\\Sigma_i`, each ``(m, d, d)``, via the eigendecomposition of :math:`A_i`."""
     lam, vec = np.linalg.eigh(problem.A)
     b = 1.0 - lr * lam
@@ -109,8 +109,7 @@ def fedavg_moments(config: RunConfig) -> Moments:
     """Propagate :math:`\\mathbb E x^t` and :math:`\\mathbb E x^tx^{t\\top}` exactly for the run described by ``config``."""
     problem = build("testbed", config.problem)
     process = build("participation", config.participation)
-    if not isinstance(problem, Quadratic):
-        raise ValueError("exact moments need a quadratic testbed")
+    require(problem, QuadraticModel, "exact moments")
     if not getattr(process, "memoryless", False):
         raise ValueError("exact moments need memoryless (independent Bernoulli) participation; "
                          f"{type(process).__name__} is not")
@@ -145,7 +144,7 @@ def fedavg_moments(config: RunConfig) -> Moments:
     return Moments(np.asarray(rounds), np.asarray(means), np.asarray(seconds))
 
 
-def fedavg_mean_limit(problem: Quadratic, kind: str, p, local_steps: int, lr: float, q=None) -> np.ndarray:
+def fedavg_mean_limit(problem: QuadraticModel, kind: str, p, local_steps: int, lr: float, q=None) -> np.ndarray:
     """Fixed point of the mean recursion under stationary ``p`` and constant ``lr``:
     :math:`(\\sum_i\\bar w_iC_i)^{-1}\\sum_i\\bar w_iC_iu_i` (the limit of :math:`\\mathbb E x^t` when the recursion is stable)."""
     q = problem.alpha if q is None else np.asarray(q, dtype=np.float64)

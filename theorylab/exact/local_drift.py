@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.quadratic import Quadratic
+from theorylab.exact.models import QuadraticModel
 
 
-def local_drift(problem: Quadratic, x0, lr: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+def local_drift(problem: QuadraticModel, x0, lr: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """``(E[D], tr Cov(D))`` of every client, shapes ``(m, d)`` and ``(m,)``, for ``steps`` local SGD steps with
     step ``lr`` from the points ``x0`` (``(d,)`` shared or ``(m, d)`` per client); see the module docstring."""
     lam, vec = np.linalg.eigh(problem.A)  # (m, d), (m, d, d)

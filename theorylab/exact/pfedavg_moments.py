@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from testbeds.gaussian_mean import GaussianMean
 from theorylab.config import RunConfig
+from theorylab.exact.models import GaussianMeanModel, require
 from theorylab.kernels.pfedavg import pfedavg_params
 from theorylab.kernels.schedules import make_schedule
 from theorylab.performative.schemes import gradient_scales, weight_moments
@@ -62,11 +62,10 @@ def step_sizes(lr, horizon: int) -> np.ndarray:
     return np.array([schedule(t) for t in range(horizon)], dtype=np.float64)
 
 
-def propagate(problem: GaussianMean, local_steps: int, lr, scheme: str = "full", k: int | None = None,
+def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "full", k: int | None = None,
               rounds: int = 1) -> PFedAvgMoments:
     """Exact moments of ``rounds`` P-FedAvg rounds (``rounds * local_steps`` local iterations)."""
-    if not isinstance(problem, GaussianMean):
-        raise ValueError(f"exact P-FedAvg moments need the Gaussian-mean testbed; got {type(problem).__name__}")
+    require(problem, GaussianMeanModel, "exact P-FedAvg moments")
     E = int(local_steps)
     if E != local_steps or E < 1 or int(rounds) != rounds or rounds < 1:
         raise ValueError(f"local_steps and rounds must be integers >= 1; got {local_steps}, {rounds}")
