@@ -4,19 +4,15 @@ r"""Learning curves of network runs: mean :math:`\pm` one sample standard deviat
 traces of a curve are its seeds.  The top row shows test accuracy (%), the bottom row training loss
 on a log scale (as FedAWE Fig. 7), each at the curve's evaluation point (``"server"`` unless the
 label maps to another point in ``points``).  The band is the sample standard deviation
-:math:`\sqrt{\sum_k (v_k-\bar v)^2/(n-1)}` (``ddof=1``, as the claim's reported std); one run has no band.  The registered figure ``fedawe-cnn-curves`` draws the
-runs of the claim ``fedawe_cnn.table2`` (:mod:`validations.fedawe_cnn`): its full (FMNIST CNN) setup
-on a GPU, its quick setup otherwise.
+:math:`\sqrt{\sum_k (v_k-\bar v)^2/(n-1)}` (``ddof=1``, as the claim's reported std); one run has no band.
+The figure ``fedawe-cnn-curves`` (:mod:`figures.fedawe_cnn_curves`) and ``theorylab train`` draw with it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from theorylab.plotting import pyplot, save
-from theorylab.registry import register
 from theorylab.trace import Trace
 
 ROWS = (("test_acc", "test accuracy (%)", 100.0, "linear"), ("train_loss", "training loss", 1.0, "log"))
@@ -58,14 +54,3 @@ def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str]
         fig.suptitle(title)
     return save(fig, path)
 
-
-@register("figure", "fedawe-cnn-curves")
-def render(ctx):
-    """Learning curves of FedAWE's Table 2 comparison (mean ± sample std): the FMNIST CNN on a GPU, else quick."""
-    import torch
-
-    from validations import fedawe_cnn
-
-    if not ctx.quick and not torch.cuda.is_available():  # the CPU full setup takes tens of minutes; keep figures cheap
-        ctx = dataclasses.replace(ctx, quick=True)
-    return fedawe_cnn.draw_curves(ctx, fedawe_cnn.compare(ctx))

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from figures.performative_fig5 import LABELS, band, credit_run, schedule_label
-from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, credit_source
+from testbeds.credit_data import credit_source
+from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread

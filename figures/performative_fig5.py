@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, algorithm_spec, credit_source, run_config
+from testbeds.credit_data import credit_source
+from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, algorithm_spec, run_config
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from theorylab.claims import Check, Claim, Context, Evidence, at_most, equal, evaluate, in_interval, select
+from theorylab.checks import Check, at_most, equal, in_interval
+from theorylab.claims import Claim, Context, Evidence, evaluate, select
 
 
 def test_equal_and_interval_checks():

@@ -30,7 +30,7 @@ def test_validate_exits_nonzero_when_a_claim_errors(tmp_path, capsys, monkeypatc
 
 
 def test_violated_claim_does_not_fail_the_command(tmp_path, monkeypatch):
-    from theorylab.claims import Check
+    from theorylab.checks import Check
 
     register_temporarily(monkeypatch, Claim("zz_test.violated", "test", "a wrong paper statement",
                                             lambda ctx: Evidence([Check("c", 1, 0, "==", "violated")])))
@@ -52,7 +52,8 @@ def test_list_and_figure(tmp_path, capsys):
 
 
 def test_summaries_have_a_tightness_column(tmp_path):
-    from theorylab.claims import Context, at_most, equal, evaluate
+    from theorylab.checks import at_most, equal
+    from theorylab.claims import Context, evaluate
     from theorylab.report import markdown, table
 
     bound = evaluate(Claim("t.bound", "test", "a bound", lambda ctx: Evidence([at_most("b", 2.0, 5.0)])), Context())

@@ -7,6 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from figures import fedawe_cnn_curves
 from figures.learning_curves import mean_and_std
 from testbeds.network import fedawe_participation
 import torch
@@ -17,49 +18,32 @@ from theorylab.cli import main
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.store import Store
-from validations import fedawe_cnn
+from validations.fedawe import table2
 
 TINY = {"name": "synthetic", "model": "mlp", "input_shape": [1, 8, 8], "clients": 6, "alpha": 0.5, "batch_size": 8,
         "eval_train": None, "data": {"train_size": 120, "test_size": 40, "channels": 1, "size": 8, "noise": 40.0}}
 
 
-def test_ordering_verdicts():
-    check = fedawe_cnn.ordering_check
-    assert check("c", [80, 81, 82], [70, 70.5, 71], ">").verdict == "holds"
-    assert check("c", [70, 70.5, 71], [80, 81, 82], ">").verdict == "violated"
-    assert check("c", [80, 70, 75], [75, 76, 74], ">").verdict == "inconclusive"  # interval straddles 0
-    weak = check("c", [75.2, 74, 76], [75, 75, 75], ">=")  # mean difference >= 0, interval includes 0
-    assert weak.verdict == "holds"
-    assert weak.note.startswith("NOT SIGNIFICANT: the interval [-2.43, +2.57] includes 0. Paired")
-    assert check("c", [74.9, 76, 74], [75, 75, 75], ">=").verdict == "inconclusive"  # below, not significantly
-    assert check("c", [70, 71, 70.5], [75, 75, 75], ">=").verdict == "violated"
-    diverged = check("c", [np.inf, 81, 82], [70, 70.5, 71], ">=")
-    assert diverged.verdict == "inconclusive" and "1 run(s) diverged" in diverged.note
-    c = check("c", [80, 81, 82], [70, 70.5, 71], ">")
-    assert c.measured == pytest.approx(np.mean([10, 10.5, 11])) and c.ci[0] > 0 and "+10.00" in c.note
-    assert "NOT SIGNIFICANT" not in c.note
-
-
 def test_dynamics_left_out_are_deviations():
-    assert fedawe_cnn.left_out(fedawe_cnn.QUICK) == [
+    assert table2.left_out(fedawe_cnn_curves.QUICK) == [
         "Dynamics left out for time: staircase. 'Every dynamics' in the statement is tested on stationary, sine, "
         "interleaved_sine only."]
-    every = dataclasses.replace(fedawe_cnn.QUICK, dynamics=tuple(fedawe_cnn.PAPER))
-    assert fedawe_cnn.left_out(every) == []
+    every = dataclasses.replace(fedawe_cnn_curves.QUICK, dynamics=tuple(table2.PAPER))
+    assert table2.left_out(every) == []
 
 
 def test_compare_runs_every_cell_and_draws_curves(tmp_path):
-    setup = dataclasses.replace(fedawe_cnn.QUICK, problem=TINY, dynamics=("stationary", "sine"), rounds=4, every=2,
-                                window=2, local_steps=2, replicas=2)
+    setup = dataclasses.replace(fedawe_cnn_curves.QUICK, problem=TINY, dynamics=("stationary", "sine"), rounds=4,
+                                every=2, window=2, local_steps=2, replicas=2)
     ctx = Context(quick=True, figure_dir=tmp_path)
-    result = fedawe_cnn.compare(ctx, setup, fedawe_cnn.ALGORITHMS[1:])
+    result = fedawe_cnn_curves.compare(ctx, setup, fedawe_cnn_curves.ALGORITHMS[1:])
     assert set(result["traces"]) == {(d, a) for d in ("stationary", "sine") for a in ("FedAvg over active",
                                                                                       "FedAvg over all")}
     trace = result["traces"][("sine", "FedAvg over all")][0]
     assert trace.metrics["server.test_acc"].shape == (2, 3)
     assert trace.config["participation"]["dynamics"] == "sine"
     assert final_accuracy(trace, "server", 2).shape == (2,)
-    assert fedawe_cnn.draw_curves(ctx, result).stat().st_size > 10_000
+    assert fedawe_cnn_curves.draw_curves(ctx, result).stat().st_size > 10_000
 
 
 def test_curve_band_is_the_sample_std():

@@ -25,27 +25,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from theorylab.checks import Check
 from theorylab.config import RunConfig
 from theorylab.registry import entries, register
 from theorylab.runner import run
 from theorylab.store import Store
-from theorylab.trace import Trace, mean_ci
-
-VERDICTS = ("holds", "violated", "inconclusive")
-MC_LEVEL = 0.999  # confidence level of Monte Carlo checks: a false "violated" has probability ~1e-3
-
-
-@dataclass
-class Check:
-    name: str
-    measured: object
-    theory: object
-    relation: str
-    verdict: str
-    tolerance: float | None = None
-    ci: tuple[float, float] | None = None
-    tightness: float | None = None  # bound / measured, for inequalities
-    note: str = ""
+from theorylab.trace import Trace
 
 
 @dataclass
@@ -177,31 +162,3 @@ def evaluate(c: Claim, ctx: Context) -> Result:
     except Exception:  # a claim's code failing is reported, never hidden
         return Result(c, None, time.perf_counter() - started, traceback.format_exc())
     return Result(c, evidence, time.perf_counter() - started)
-
-
-# ----- verdict helpers ------------------------------------------------------------------------
-def equal(name: str, measured: float, theory: float, atol: float, note: str = "") -> Check:
-    """Holds iff ``|measured - theory| <= atol``."""
-    ok = bool(abs(measured - theory) <= atol)
-    return Check(name, float(measured), float(theory), "==", "holds" if ok else "violated", tolerance=atol, note=note)
-
-
-def in_interval(name: str, samples, theory: float, note: str = "", level: float = MC_LEVEL, atol: float = 0.0) -> Check:
-    """Monte Carlo check of ``E[X] == theory``: holds iff ``theory`` is inside the ``level`` CI of the mean
-    of ``samples`` (widened by ``atol``), violated otherwise."""
-    samples = np.asarray(samples, dtype=np.float64)
-    lo, hi = (float(v) for v in mean_ci(samples, level))
-    ok = lo - atol <= theory <= hi + atol
-    return Check(name, float(samples.mean()), float(theory), f"== (in {level:.1%} CI)", "holds" if ok else "violated",
-                 tolerance=atol or None, ci=(lo, hi), note=note)
-
-
-def at_most(name: str, measured: float, bound: float, note: str = "", ci: tuple[float, float] | None = None) -> Check:
-    """Inequality ``measured <= bound``; with a CI of the measurement, inconclusive when it straddles the bound."""
-    measured, bound = float(measured), float(bound)
-    if ci is None:
-        verdict = "holds" if measured <= bound else "violated"
-    else:
-        verdict = "holds" if ci[1] <= bound else ("violated" if ci[0] > bound else "inconclusive")
-    tight = bound / measured if measured > 0 else math.inf
-    return Check(name, measured, bound, "<=", verdict, ci=ci, tightness=tight, note=note)

@@ -75,19 +75,3 @@ def expected_dist2(problem: dict, algorithm: dict, t) -> np.ndarray:
 CREDIT_SCHEMES = (("full", None), ("I", 5), ("II", 5))
 CREDIT_LR = {"synthetic": {"name": "inverse", "lr0": 0.2, "t0": 400},  # beta = 80 > 1/mu (mu ~ 0.025)
              "real": {"name": "inverse", "lr0": 0.1, "t0": 5000}}  # beta = 500 > 1/mu (mu ~ 0.0042)
-
-
-def credit_source(quick: bool) -> str:
-    """Quick budgets use the synthetic stand-in; full budgets the real data when whynot is installed."""
-    from testbeds.credit_data import available
-
-    return "real" if (not quick and available()) else "synthetic"
-
-
-def credit_deviations(source: str) -> list[str]:
-    if source == "real":
-        return ["GiveMeSomeCredit from whynot==0.12.0 with Perdomo's preprocessing (shuffle RandomState(0)); "
-                "eps_i ~ U[0.9, 1.1] from PCG64(0); lambda = 1/18357 (all preprocessed rows, the authors' logged value; the "
-                "equal 10-way split drops the last 7 rows)."]
-    return ["Synthetic stand-in for GiveMeSomeCredit (n = 2000, 10 standardised features + bias, logistic ground truth; "
-            "testbeds.credit_data.synthetic_credit): the quick budget (or a missing whynot package) keeps credit claims small."]

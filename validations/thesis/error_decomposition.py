@@ -1,4 +1,9 @@
-"""Claims of seed 001 — Rodio's thesis on client heterogeneity, digested in shared/spec/001_thesis_ch1-3.md."""
+"""Thesis ch. 2 (seed 001 §2.3): the error of the generic scheme is optimisation error plus a bias term.
+
+Theorems 2.3.2 and 2.3.4 (digest 001 §4): under heterogeneous availability pi_i and aggregation weights q_i the
+iterates converge to the minimiser of sum_i pi_i q_i F_i, and the distance of its value to F* is bounded through the
+chi-square and total-variation distances between the effective weights and alpha.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import numpy as np
 
 from testbeds.heterogeneity import chi2, gamma_ch2, gamma_prime, total_variation
 from testbeds.quadratic import Quadratic, random_quadratic
-from theorylab.claims import Check, Evidence, at_most, claim, equal
+from theorylab.checks import Check, at_most, equal
+from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.exact.fedavg_moments import fedavg_moments
 from theorylab.kernels.aggregation import unbiased_weights

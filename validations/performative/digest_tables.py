@@ -1,0 +1,72 @@
+"""Digest 003 §6: the reference values of E|theta_bar^t - theta_PS|^2 in Tables A-E (seed 003 §4.1, Figs 1-4 and
+App. E.2 settings), reproduced by the exact moment engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theorylab.checks import at_most, printed
+from theorylab.claims import Evidence, claim
+from theorylab.performative.experiments import R_DEFAULTS
+from validations.performative.common import decade_slope, dist2
+
+
+@claim("performative.digest_tables", "digest 003 §6 Tables A-E and the constant-step / divergence numbers",
+       "The exact engine reproduces the digest's reference values of E|theta_bar^t - theta_PS|^2 (authors' generator, "
+       "seed 0, eta_t = 100/(t + 1e4), sigma_d = 1e-3).")
+def digest_tables(ctx) -> Evidence:
+    checks = []
+    table_a = {("full", "random"): ["1164", "1.211", "0.157", "0.0467", "0.0128"],
+               ("I", "random"): ["1167", "8.44", "2.52", "1.33", "0.68"],
+               ("II", "uniform"): ["1166", "2.48", "0.605", "0.294", "0.143"]}
+    ts = [1000, 10_000, 50_000, 100_000, 200_000]
+    noisy_change = []
+    for (scheme, weights), texts in table_a.items():
+        values = dist2(weights, scheme, 20, ts)
+        checks += [printed(f"Table A {scheme}, t={t}", float(v), s) for t, v, s in zip(ts, values, texts)]
+        noisy_change.append(np.abs(dist2(weights, scheme, 20, ts, sigma=1.0) / values - 1))
+    for (scheme, weights), text in zip(table_a, ("-2.0", "-1.06", "-1.18")):
+        checks.append(printed(f"Table A {scheme}: slope vs log(t + gamma), last decade",
+                              decade_slope(weights, scheme, 20), text,
+                              "digest value; window [2e4, 2e5] local iterations (the decade ending at the table's "
+                              "last column), least squares on 60 log-spaced points; tolerance = printed rounding"))
+    checks.append(at_most("Table A with sigma_d = 1 instead of 1e-3: max relative change of its 15 values",
+                          float(np.max(noisy_change)), 0.05,
+                          note="digest: 'almost identical'. Tolerance 5% = 0.021 decades on the paper's log-scale "
+                               "axes, invisible there; the printed rounding (<= 0.7% here) would test 'identical'"))
+    table_b = {("full", None): "0.0413", ("I", 20): "1.255", ("II", 20): "0.294", ("I", 5): "4.90", ("II", 5): "4.09"}
+    for (scheme, k), text in table_b.items():
+        checks.append(printed(f"Table B {scheme} (K={k}), uniform p, t=1e5",
+                              float(dist2("uniform", scheme, k, 100_000)[0]), text))
+    table_b_i = float(dist2("uniform", "I", 20, 100_000)[0])
+    for E, text in zip((1, 5, 10, 20, 50), ("0.050", "0.294", "0.719", "1.98", "9.18")):
+        checks.append(printed(f"Table C Scheme II, E={E}, t=1e5", float(dist2("uniform", "II", 20, 100_000, E)[0]),
+                              text))
+    table_d = {"II": ["21.6", "7.60", "2.93", "1.38", "0.605", "0.217", "0.139"],
+               "I": ["22.5", "9.09", "4.61", "3.12", "2.38", "2.00", "1.93"]}
+    for scheme, texts in table_d.items():
+        for k, text in zip((2, 5, 10, 15, 20, 24, 25), texts):
+            s = "full" if (scheme == "II" and k == 25) else scheme
+            checks.append(printed(f"Table D {scheme}, K={k}, t=5e4", float(dist2("uniform", s, k, 50_000)[0]), text))
+    table_e = {(0.1, 6.0): (["4.37", "2.43", "1.68", "1.28"], ["1.24", "0.618", "0.406", "0.301"]),
+               (0.1, 0.0): (["4.24", "2.35", "1.63", "1.24"], ["1.21", "0.600", "0.394", "0.292"]),
+               (0.6, 0.6): (["41.3", "19.3", "12.3", "8.99"], ["21.1", "8.15", "4.59", "3.07"]),
+               (0.1, 0.6): (["4.27", "2.38", "1.64", "1.26"], ["1.22", "0.605", "0.397", "0.294"])}
+    te = [25_000, 50_000, 75_000, 100_000]
+    for (ev, mv), rows in table_e.items():
+        for scheme, texts in zip(("I", "II"), rows):
+            values = dist2("uniform", scheme, 20, te, eps_var=ev, mu_var=mv)
+            checks += [printed(f"Table E Var(eps)={ev}, Var(m)={mv}, Scheme {scheme}, t={t}", float(v), s)
+                       for t, v, s in zip(te, values, texts)]
+    late = dist2("uniform", "II", 20, [100_000, 200_000])
+    late_slope = float(np.log(late[1] / late[0]) / np.log(2.1e5 / 1.1e5))
+    return Evidence(checks, deviations=[R_DEFAULTS], notes=[
+        "The digest does not define 'last decade' beyond its name; the Table A slopes are fitted on [2e4, 2e5]. The "
+        f"fit drifts with the window while the curve bends (Scheme II: two-point slope {late_slope:.3f} on "
+        "[1e5, 2e5]), so a miss of a printed slope may be a different window rather than a different curve.",
+        "Constant-step, divergence, Delta_0 = 0 and released-code numbers of §6 are checked in their own claims.",
+        f"Table E prints 1.26 for Scheme I, Var(eps)=0.1, Var(m)=0.6, t=1e5; the exact value {table_b_i:.6g} misses it "
+        f"by {1.26 - table_b_i:.5f}, beyond the printed rounding 0.005, so that check is violated. It is the quantity "
+        "Table B prints as 1.255 (reproduced above): 1.26 looks like 1.255 rounded a second time, a slip of the "
+        "digest rather than of the engine, but it is reported as printed."])
