@@ -33,7 +33,7 @@ def test_violated_claim_does_not_fail_the_command(tmp_path, monkeypatch):
     from theorylab.checks import Check
 
     register_temporarily(monkeypatch, Claim("zz_test.violated", "test", "a wrong paper statement",
-                                            lambda ctx: Evidence([Check("c", 1, 0, "==", "violated")])))
+                                            lambda ctx: Evidence([Check("c", 1, 0, "==", "violated", "paper")])))
     assert main(["validate", "zz_test.violated", "--quick", "--out", str(tmp_path)]) == 0
 
 
@@ -56,13 +56,13 @@ def test_summaries_have_a_tightness_column(tmp_path):
     from theorylab.claims import Context, evaluate
     from theorylab.report import markdown, table
 
-    bound = evaluate(Claim("t.bound", "test", "a bound", lambda ctx: Evidence([at_most("b", 2.0, 5.0)])), Context())
-    plain = evaluate(Claim("t.plain", "test", "no bound", lambda ctx: Evidence([equal("e", 1, 1, 0.0)])), Context())
+    bound = evaluate(Claim("t.bound", "test", "a bound", lambda ctx: Evidence([at_most("b", 2.0, 5.0, basis="closed_form")])), Context())
+    plain = evaluate(Claim("t.plain", "test", "no bound", lambda ctx: Evidence([equal("e", 1, 1, 0.0, basis="closed_form")])), Context())
     rows = table([bound, plain]).splitlines()
     start = rows[0].index("tightness")
     cell = lambda row: row[start:start + len("tightness")].strip()  # noqa: E731
     assert cell(rows[2]) == "2.5" and cell(rows[3]) == ""
     summary = markdown([bound, plain], "quick", 0, tmp_path).splitlines()
     header = next(i for i, line in enumerate(summary) if line.startswith("| claim |"))
-    assert summary[header].split(" | ")[5] == "tightness"
-    assert summary[header + 2].split(" | ")[5] == "2.5" and summary[header + 3].split(" | ")[5] == ""
+    col = summary[header].split(" | ").index("tightness")
+    assert summary[header + 2].split(" | ")[col] == "2.5" and summary[header + 3].split(" | ")[col] == ""

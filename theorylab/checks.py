@@ -1,31 +1,67 @@
-r"""Checks: one row of a claim's evidence, and the rules that decide its verdict.
+r"""Checks: one row of a claim's evidence, and the one rule per relation that decides its verdict.
 
-A :class:`Check` compares what was measured with what the theory says, under a relation
-(equality within a tolerance, equality within a Monte Carlo confidence interval, an upper
-bound, a fitted log-log slope against a bound's exponent, an ordering of paired samples, a
-value printed in a paper) and carries the verdict that relation's rule gives:
+A :class:`Check` compares what was measured with what the theory says under a *relation* and carries the
+verdict that relation's rule gives:
 
 * ``holds`` — the measurement agrees with the statement;
-* ``violated`` — it contradicts the statement on our testbed (when a paper is wrong this is
-  the correct outcome, and the claim's notes say why);
-* ``inconclusive`` — the measurement cannot decide, e.g. a confidence interval straddles a bound.
+* ``violated`` — it contradicts the statement on our testbed (when a paper is wrong this is the correct
+  outcome, and the claim's notes say why);
+* ``inconclusive`` — the measurement cannot decide: a confidence interval straddles the boundary, or the
+  check has no power at its budget (the note says why).
 
-Every rule lives here, once, so that the claims in ``validations/`` state *what* they compare and
-never *how* a verdict follows from it.  Monte Carlo checks default to the level :data:`MC_LEVEL`.
+Relations (each rule is written here once; ``validations/`` never computes a verdict string):
+
+===========================  =====================================================================================
+:func:`equal`                 ``|measured - theory| <= atol`` (exact computations)
+:func:`in_interval`           Monte Carlo: ``theory`` inside the confidence interval of a mean (widened by ``atol``)
+:func:`at_most`/:func:`at_least`  an inequality; with samples, decided by the interval: inconclusive when it straddles
+:func:`paired_difference`     Monte Carlo: the mean of paired per-seed differences is ``> 0`` (or ``>= 0``)
+:func:`slope_check`           a fitted log-log slope against a bound's exponent, decided by its interval
+:func:`printed`               a value printed in a paper, reproduced up to its last digit or by a stated reading
+:func:`trend`                 an exactly computed qualitative fact (a ratio below one, a sequence decreasing)
+:func:`max_standardised_gap`  Monte Carlo: many exact values against their sample means at once (Bonferroni)
+:func:`definitional`          the same formula on both sides: guards the code, never decides a verdict
+===========================  =====================================================================================
+
+**Basis.** Every check declares where its theory side comes from (:data:`BASES`): a closed form, an exact
+enumeration, an independent method, a value printed in the paper, Monte Carlo, or ``definitional``.
+
+**Confidence policy.** Monte Carlo checks are decided at a claim-wide family level (:data:`FAMILY_LEVEL`,
+``claims.Evidence``): with :math:`k` Monte Carlo checks in a claim each is decided at
+:math:`1-(1-\text{level})/k` (Bonferroni), so a claim reads *violated* by sampling error alone with probability
+at most :math:`10^{-3}`.  A check built outside a claim is decided at the family level itself.  Intervals of a
+mean are Student-t (:func:`theorylab.trace.mean_ci`); a slope's interval is a bootstrap over replicas, or a
+Student-t interval of per-replica slopes when there are at most :data:`SMALL_SAMPLE` replicas (a percentile
+bootstrap under-covers there).
+
+**Strength.** An inequality that holds reports ``tightness`` = bound / measured (measured / bound for
+:func:`at_least`); above :data:`VACUOUS` the claim reads "holds (vacuous ×N)": true, and far from tight.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from theorylab.fitting import SlopeFit, slope_with_ci
+from theorylab.fitting import loglog_slope
 from theorylab.trace import mean_ci
 
 VERDICTS = ("holds", "violated", "inconclusive")
-MC_LEVEL = 0.999  # confidence level of Monte Carlo checks: a false "violated" has probability ~1e-3
+BASES = {
+    "closed_form": "a closed form (derived in the docstring, the digest or the paper)",
+    "enumeration": "an exact enumeration or exact propagation of moments",
+    "independent": "an independent method computing the same quantity another way",
+    "paper": "a value printed in the paper or its digest",
+    "monte_carlo": "a Monte Carlo estimate with a confidence interval",
+    "definitional": "the same formula on both sides: it guards the code against typos and never decides a verdict",
+}
+FAMILY_LEVEL = 0.999  # per claim: P(some Monte Carlo check reads 'violated' by sampling error alone) <= 1e-3
+VACUOUS = 10.0  # a bound more than this factor above the measurement holds vacuously
+SMALL_SAMPLE = 10  # at most this many replicas: slopes get Student-t intervals over per-replica fits
 
 
 @dataclass
@@ -35,134 +71,262 @@ class Check:
     theory: object
     relation: str
     verdict: str
+    basis: str
     tolerance: float | None = None
     ci: tuple[float, float] | None = None
-    tightness: float | None = None  # bound / measured, for inequalities
+    level: float | None = None  # confidence level of ``ci`` (Monte Carlo checks)
+    tightness: float | None = None  # bound / measured for an inequality that holds
     note: str = ""
+    decide: Callable[[float], "Check"] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
+        if self.basis not in BASES:
+            raise ValueError(f"basis must be one of {tuple(BASES)}; got {self.basis!r}")
+
+    @property
+    def deciding(self) -> bool:
+        """Whether the check counts toward its claim's verdict (definitional checks never do)."""
+        return self.basis != "definitional"
+
+    @property
+    def vacuous(self) -> bool:
+        return self.verdict == "holds" and self.tightness is not None and self.tightness > VACUOUS
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "decide"}
 
 
-def equal(name: str, measured: float, theory: float, atol: float, note: str = "") -> Check:
+def interval_verdict(lo: float, hi: float, bound: float, side: str) -> str:
+    """The one rule for an interval against a boundary: ``side="below"`` tests *value <= bound*, ``"above"``
+    *value >= bound*; holds when the whole interval is on the allowed side, violated when it is wholly on the
+    other side, inconclusive when it straddles ``bound`` (or is not finite)."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "inconclusive"
+    if side == "below":
+        return "holds" if hi <= bound else ("violated" if lo > bound else "inconclusive")
+    if side == "above":
+        return "holds" if lo >= bound else ("violated" if hi < bound else "inconclusive")
+    raise ValueError(f"side must be 'below' or 'above'; got {side!r}")
+
+
+def _monte_carlo(decide: Callable[[float], Check]) -> Check:
+    """A Monte Carlo check, decided at the family level now and re-decided at its claim's Bonferroni share."""
+    return dataclasses.replace(decide(FAMILY_LEVEL), decide=decide)
+
+
+def _exact_basis(basis: str) -> str:
+    if basis == "monte_carlo":
+        raise ValueError("a Monte Carlo comparison needs its samples: use in_interval, at_most(samples=...) or "
+                         "paired_difference")
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {tuple(BASES)}; got {basis!r}")
+    return basis
+
+
+# ----- exact comparisons -------------------------------------------------------------------------------------------
+def equal(name: str, measured: float, theory: float, atol: float, *, basis: str, note: str = "") -> Check:
     """Holds iff ``|measured - theory| <= atol``."""
     ok = bool(abs(measured - theory) <= atol)
-    return Check(name, float(measured), float(theory), "==", "holds" if ok else "violated", tolerance=atol, note=note)
+    return Check(name, float(measured), float(theory), "==", "holds" if ok else "violated", _exact_basis(basis),
+                 tolerance=atol, note=note)
 
 
-def in_interval(name: str, samples, theory: float, note: str = "", level: float = MC_LEVEL, atol: float = 0.0) -> Check:
-    """Monte Carlo check of ``E[X] == theory``: holds iff ``theory`` is inside the ``level`` CI of the mean
-    of ``samples`` (widened by ``atol``), violated otherwise."""
-    samples = np.asarray(samples, dtype=np.float64)
-    lo, hi = (float(v) for v in mean_ci(samples, level))
-    ok = lo - atol <= theory <= hi + atol
-    return Check(name, float(samples.mean()), float(theory), f"== (in {level:.1%} CI)", "holds" if ok else "violated",
-                 tolerance=atol or None, ci=(lo, hi), note=note)
+def definitional(name: str, measured: float, theory: float, atol: float, note: str = "") -> Check:
+    """``equal`` for two evaluations of the same formula: shown in the report, never deciding the claim."""
+    return equal(name, measured, theory, atol, basis="definitional", note=note)
 
 
-def at_most(name: str, measured: float, bound: float, note: str = "", ci: tuple[float, float] | None = None) -> Check:
-    """Inequality ``measured <= bound``; with a CI of the measurement, inconclusive when it straddles the bound."""
-    measured, bound = float(measured), float(bound)
-    if ci is None:
-        verdict = "holds" if measured <= bound else "violated"
-    else:
-        verdict = "holds" if ci[1] <= bound else ("violated" if ci[0] > bound else "inconclusive")
-    tight = bound / measured if measured > 0 else math.inf
-    return Check(name, measured, bound, "<=", verdict, ci=ci, tightness=tight, note=note)
+def trend(name: str, measured, holds: bool, relation: str, theory, *, basis: str, note: str = "") -> Check:
+    """A qualitative fact computed exactly (a ratio below one, a sequence decreasing), decided by ``holds``."""
+    return Check(name, measured, theory, relation, "holds" if holds else "violated", _exact_basis(basis), note=note)
 
 
-def trend(name: str, measured: float, holds: bool, relation: str, theory, note: str) -> Check:
-    """A qualitative statement (a ratio below one, a sequence decreasing) decided exactly by ``holds``."""
-    return Check(name, measured, theory, relation, "holds" if holds else "violated", note=note)
-
-
-def printed(name: str, measured: float, text: str, note: str = "") -> Check:
-    """``measured`` equals a number printed as ``text`` (e.g. "1.211", "6e10") up to the rounding of its last digit."""
+def printed(name: str, measured: float, text: str, note: str = "", readings: dict[str, float] | None = None) -> Check:
+    """A value printed as ``text`` (e.g. "1.211", "6e10") is reproduced when ``measured`` rounds to it (tolerance:
+    half a unit of its last digit), or else when one of the stated ``readings`` (label -> value computed another
+    stated way: a different rounding, another fitting window) does; the relation names the reading that
+    reproduces it.  Violated when none does."""
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     atol = 0.5 * 10.0 ** (-decimals + (int(exponent) if exponent else 0))
-    return equal(name, measured, float(text), atol=atol, note=note or "digest value, tolerance = rounding of its last digit")
+    value = float(text)
+    relation, verdict = "== printed", "violated"
+    if abs(measured - value) <= atol:
+        verdict = "holds"
+    else:
+        for label, reading in (readings or {}).items():
+            if abs(reading - value) <= atol:
+                relation, verdict = f"== printed, reproduced by {label} ({reading:.6g})", "holds"
+                break
+    tried = "" if not readings else "; readings tried: " + ", ".join(f"{k} = {v:.6g}" for k, v in readings.items())
+    return Check(name, float(measured), value, relation, verdict, "paper", tolerance=atol,
+                 note=(note or "printed value, tolerance = rounding of its last digit") + tried)
 
 
-def bonferroni_z(comparisons: int, level: float = MC_LEVEL) -> float:
+def at_most(name: str, measured, bound, *, basis: str, note: str = "", samples=None) -> Check:
+    """``measured <= bound``.  Exact unless ``samples`` (per-replica values of the left side) are given: then the
+    left side is their mean, ``bound`` may be a scalar or paired per-replica values, and the interval of the mean of
+    ``samples - bound`` decides (inconclusive when it straddles 0)."""
+    return _inequality(name, measured, bound, basis, note, samples, "below")
+
+
+def at_least(name: str, measured, bound, *, basis: str, note: str = "", samples=None) -> Check:
+    """``measured >= bound``; as :func:`at_most` with the sides swapped (tightness = measured / bound)."""
+    return _inequality(name, measured, bound, basis, note, samples, "above")
+
+
+def _inequality(name, measured, bound, basis, note, samples, side) -> Check:
+    relation = "<=" if side == "below" else ">="
+
+    def tight(value: float, limit: float, verdict: str) -> float | None:
+        num, den = (limit, value) if side == "below" else (value, limit)
+        if verdict != "holds":
+            return None
+        return num / den if den > 0 else math.inf
+
+    if samples is None:
+        measured, bound = float(measured), float(bound)
+        ok = measured <= bound if side == "below" else measured >= bound
+        verdict = "holds" if ok else "violated"
+        return Check(name, measured, bound, relation, verdict, _exact_basis(basis),
+                     tightness=tight(measured, bound, verdict), note=note)
+    if basis != "monte_carlo":
+        raise ValueError("an inequality decided from samples has basis 'monte_carlo'")
+    samples = np.asarray(samples, dtype=np.float64)
+    paired = np.broadcast_to(np.asarray(bound, dtype=np.float64), samples.shape)
+    limit = float(paired.mean())
+
+    def decide(level: float) -> Check:
+        lo, hi = (float(v) + limit for v in mean_ci(samples - paired, level))
+        verdict = interval_verdict(lo, hi, limit, side)
+        return Check(name, float(samples.mean()), limit, relation, verdict, "monte_carlo", ci=(lo, hi), level=level,
+                     tightness=tight(float(samples.mean()), limit, verdict),
+                     note=f"{note}; interval = mean bound + {level:.4%} t-interval of E[lhs - bound] over "
+                          f"{len(samples)} replicas".lstrip("; "))
+
+    return _monte_carlo(decide)
+
+
+# ----- Monte Carlo -------------------------------------------------------------------------------------------------
+def in_interval(name: str, samples, theory: float, note: str = "", atol: float = 0.0) -> Check:
+    """``E[X] == theory``: holds iff ``theory`` lies in the t-interval of the mean of ``samples`` (widened by
+    ``atol``, whose reason the note must give), violated otherwise."""
+    samples = np.asarray(samples, dtype=np.float64)
+
+    def decide(level: float) -> Check:
+        lo, hi = (float(v) for v in mean_ci(samples, level))
+        ok = lo - atol <= theory <= hi + atol
+        return Check(name, float(samples.mean()), float(theory), f"== (in {level:.4%} CI)",
+                     "holds" if ok else "violated", "monte_carlo", tolerance=atol or None, ci=(lo, hi), level=level,
+                     note=note)
+
+    return _monte_carlo(decide)
+
+
+def paired_difference(name: str, higher, lower, note: str = "", strict: bool = True, unit: str = "") -> Check:
+    """Paired per-seed test of ``higher > lower`` (``>=`` when not ``strict``), e.g. the final accuracies of two
+    algorithms run with the same seeds: the Student-t interval of the mean difference decides by
+    :func:`interval_verdict` — holds when it lies above 0, violated when below, inconclusive when it contains 0
+    (for a weak ordering too: an interval around 0 cannot confirm it).  A non-finite difference (a diverged run)
+    is inconclusive."""
+    diff = np.asarray(higher, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
+    finite = bool(np.all(np.isfinite(diff)))
+    relation = "> 0" if strict else ">= 0"
+    per_run = ", ".join(f"{d:+.3g}" for d in diff)
+
+    def decide(level: float) -> Check:
+        lo, hi = (float(v) for v in mean_ci(diff, level)) if finite else (math.nan, math.nan)
+        verdict = interval_verdict(lo, hi, 0.0, "above")
+        if verdict == "holds" and strict and lo == 0.0:
+            verdict = "inconclusive"
+        caveat = ("" if finite else f"{int((~np.isfinite(diff)).sum())} run(s) diverged, so the ordering cannot be "
+                  "judged. ")
+        if finite and lo <= 0 <= hi:
+            caveat = f"NOT SIGNIFICANT: the interval [{lo:+.3g}, {hi:+.3g}] includes 0. "
+        return Check(name, float(diff.mean()), 0.0, f"{relation} (paired, {level:.4%} t-interval over seeds)",
+                     verdict, "monte_carlo", ci=(lo, hi), level=level,
+                     note=f"{caveat}{len(diff)} paired differences{unit}: {per_run}. {note}".strip())
+
+    return _monte_carlo(decide)
+
+
+def bonferroni_z(comparisons: int, level: float = FAMILY_LEVEL) -> float:
     """Two-sided normal critical value that keeps the family-wise level ``level`` over ``comparisons`` tests."""
     from scipy.stats import norm
 
+    if comparisons < 1:
+        raise ValueError(f"comparisons must be >= 1; got {comparisons}")
     return float(norm.ppf(1 - (1 - level) / (2 * comparisons)))
 
 
-# ----- fitted slopes -----------------------------------------------------------------------------------------------
-def slope_check(name: str, x, samples, predicted: float, direction: str, note: str, regime: str | None = None) -> Check:
-    """Fitted log-log slope of ``samples`` (replicas x len(x)) against an exponent read off an upper bound.
+def max_standardised_gap(name: str, z_max: float, comparisons: int, note: str = "") -> Check:
+    """Many exact values against their Monte Carlo means at once: ``z_max`` is the largest |mean - exact| / s.e.
+    over ``comparisons`` of them; holds iff it stays below the Bonferroni critical value of the check's level."""
+    def decide(level: float) -> Check:
+        crit = bonferroni_z(comparisons, level)
+        return Check(name, float(z_max), crit, f"<= (Bonferroni over {comparisons}, {level:.4%})",
+                     "holds" if z_max <= crit else "violated", "monte_carlo", level=level, note=note)
 
-    ``direction="at_most"``: the bound decays like ``x**predicted`` as x grows (rates in T, s, k, m), so the measured
-    slope may not exceed ``predicted``; ``"at_least"``: the bound vanishes like ``x**predicted`` as x -> 0 (residuals
-    in the step size), so the slope may not fall below it.  The 99% bootstrap CI over replicas decides, with no
-    slack: entirely on the allowed side -> holds, and the note says the bound's exponent is not tight at these x;
-    entirely on the other side -> violated, or inconclusive when ``regime`` names an unmet asymptotic condition of
-    the statement; straddling ``predicted`` -> inconclusive: the data agree with an exponent equal to the bound's
-    but cannot exclude a slightly worse one, and a one-sided test can only confirm a boundary value with a margin,
-    which we do not add.
+    return _monte_carlo(decide)
+
+
+# ----- slopes ------------------------------------------------------------------------------------------------------
+def slope_check(name: str, x, samples, predicted: float, direction: str, note: str = "", regime: str | None = None,
+                n_boot: int = 2000, seed: int = 0) -> Check:
+    """Fitted log-log slope of ``samples`` (replicas x len(x)) against an exponent read off a bound.
+
+    ``direction="at_most"``: the bound decays like ``x**predicted`` as x grows (rates in T, s, k, m), so the slope
+    may not exceed ``predicted``; ``"at_least"``: the bound vanishes like ``x**predicted`` as x -> 0 (residuals in
+    the step size), so the slope may not fall below it.  The interval decides with no slack
+    (:func:`interval_verdict`): on the allowed side -> holds, and the note says the bound's exponent is not tight at
+    these x; on the other side -> violated; straddling -> inconclusive (a tight exponent and a slightly worse one
+    both fit).  When ``regime`` names an asymptotic condition of the statement that these x do not meet, the check
+    has no power either way and is inconclusive whatever the slope.  The interval is a percentile bootstrap over
+    replicas (the slope of the resampled mean), or with at most :data:`SMALL_SAMPLE` replicas a Student-t interval
+    of the per-replica slopes, whose mean is then the measured slope.
     """
-    fit = slope_with_ci(x, samples, level=0.99)
-    lo, hi = fit.ci
-    allowed, beyond = (hi <= predicted, lo > predicted) if direction == "at_most" else (lo >= predicted, hi < predicted)
-    verdict = "holds" if allowed else ("violated" if beyond else "inconclusive")
-    found = f"measured exponent {fit.slope:.3f} (99% CI [{lo:.3f}, {hi:.3f}]) vs the bound's {predicted:g}"
-    if allowed:
-        found += ": strictly on the bound's side, so its exponent is not tight at these x"
-    elif not beyond:
-        found += ": the CI contains the bound's exponent (a tight exponent and a slightly worse one both fit)"
-    elif regime:
-        verdict, found = "inconclusive", found + f"; outside the statement's regime ({regime}), so not a contradiction"
-    relation = ("<= " if direction == "at_most" else ">= ") + f"{predicted:g}"
-    x_list = np.round(np.asarray(x, dtype=float), 5).tolist()
-    return Check(name, fit.slope, predicted, relation, verdict, ci=(lo, hi),
-                 note=f"{note}; {found}; fitted over x = {x_list}, {np.asarray(samples).shape[0]} replicas")
-
-
-def fitted_slope_at_most(name: str, fit: SlopeFit, bound: float, note: str) -> Check:
-    """A rate ``O(x**bound)`` read as "the fitted slope is at most ``bound``", decided by the fit's bootstrap CI:
-    holds when it lies at or below ``bound``, violated when it lies above, inconclusive when it straddles."""
-    lo, hi = fit.ci
-    verdict = "holds" if hi <= bound else ("violated" if lo > bound else "inconclusive")
-    return Check(name, fit.slope, float(bound), f"<= ({fit.level:.0%} bootstrap CI)", verdict, ci=fit.ci, note=note)
-
-
-# ----- paired samples over seeds -----------------------------------------------------------------------------------
-def paired_excess(name: str, higher, lower, note: str) -> Check:
-    """Paired per-seed test of ``higher - lower > 0`` (e.g. distances to two points, or errors of two settings run
-    with the same seeds) with a 99.9% t-interval: violated when the interval lies below 0, inconclusive when it
-    straddles 0 (the difference is smaller than the runs' spread)."""
-    diff = np.asarray(higher) - np.asarray(lower)
-    lo, hi = (float(v) for v in mean_ci(diff, MC_LEVEL))
-    verdict = "holds" if lo > 0 else ("violated" if hi < 0 else "inconclusive")
-    return Check(name, float(diff.mean()), 0.0, "> 0 (99.9% CI over seeds)", verdict, ci=(lo, hi),
-                 note=f"{len(diff)} seeds; {note}")
-
-
-def ordering_check(name: str, better, worse, relation: str, note: str = "", level: float = 0.95) -> Check:
-    """Paired test of ``better relation worse`` (``>`` or ``>=``) on per-seed values, e.g. final accuracies.
-
-    A strict ordering holds when the ``level`` Student-t interval of the mean difference lies above 0, is violated
-    when it lies below 0 and is inconclusive otherwise; a weak ordering is violated only when the interval lies
-    below 0 and holds when the mean difference is >= 0.  A non-finite difference (a diverged run) is inconclusive.
-    Whenever the interval includes 0 the note says the difference is not significant.
-    """
-    diff = np.asarray(better, dtype=np.float64) - np.asarray(worse, dtype=np.float64)
-    mean = float(diff.mean())
-    lo, hi = (float(v) for v in mean_ci(diff, level)) if np.all(np.isfinite(diff)) else (np.nan, np.nan)
-    if not np.isfinite(mean) or np.isnan(lo):
-        verdict = "inconclusive"
-    elif hi < 0:
-        verdict = "violated"
-    elif relation == ">":
-        verdict = "holds" if lo > 0 else "inconclusive"
+    x, samples = np.asarray(x, dtype=np.float64), np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2 or samples.shape[1] != len(x):
+        raise ValueError(f"samples must have shape (replicas, {len(x)}); got {samples.shape}")
+    replicas = samples.shape[0]
+    if replicas <= SMALL_SAMPLE:
+        per_replica = np.array([loglog_slope(x, row)[0] for row in samples])
+        slope, method = float(per_replica.mean()), "t-interval of per-replica slopes"
+        interval = lambda level: tuple(float(v) for v in mean_ci(per_replica, level))  # noqa: E731
     else:
-        verdict = "holds" if mean >= 0 else "inconclusive"
-    per_run = ", ".join(f"{d:+.2f}" for d in diff)
-    diverged = int((~np.isfinite(diff)).sum())
-    caveat = ""
-    if diverged:
-        caveat = f"{diverged} run(s) diverged (the runner's divergence detector), so the ordering cannot be judged."
-    elif lo <= 0 <= hi:
-        caveat = f"NOT SIGNIFICANT: the interval [{lo:+.2f}, {hi:+.2f}] includes 0."
-    text = f"Paired differences per run (points): {per_run}; {level:.0%} t-interval."
-    return Check(name, mean, 0.0, relation, verdict, ci=(lo, hi), note=" ".join(t for t in (caveat, text, note) if t))
+        slope, method = loglog_slope(x, samples.mean(0))[0], "bootstrap"
+        picks = np.random.Generator(np.random.PCG64(seed)).integers(0, replicas, size=(n_boot, replicas))
+        boot = np.array([loglog_slope(x, samples[idx].mean(0))[0] for idx in picks])
+        interval = lambda level: tuple(float(v) for v in np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]))  # noqa
+    side = "below" if direction == "at_most" else "above"
+    if direction not in ("at_most", "at_least"):
+        raise ValueError(f"direction must be 'at_most' or 'at_least'; got {direction!r}")
+    x_list = np.round(x, 5).tolist()
+
+    def decide(level: float) -> Check:
+        lo, hi = interval(level)
+        verdict = interval_verdict(lo, hi, predicted, side)
+        found = f"measured exponent {slope:.3f} ({level:.4%} {method} [{lo:.3f}, {hi:.3f}]) vs the bound's {predicted:g}"
+        if regime:
+            verdict, found = "inconclusive", found + (f"; NO POWER: outside the statement's regime ({regime}) the "
+                                                      "slope decides nothing either way")
+        elif verdict == "holds":
+            found += ": strictly on the bound's side, so its exponent is not tight at these x"
+        elif verdict == "inconclusive":
+            found += ": the interval contains the bound's exponent (a tight exponent and a slightly worse one both fit)"
+        relation = ("<= " if direction == "at_most" else ">= ") + f"{predicted:g}"
+        return Check(name, slope, predicted, relation, verdict, "monte_carlo", ci=(lo, hi), level=level,
+                     note=f"{note}; {found}; fitted over x = {x_list}, {replicas} replicas".lstrip("; "))
+
+    return _monte_carlo(decide)
+
+
+def no_power(check: Check, reason: str) -> Check:
+    """A check that cannot tell the statement from its natural alternative at this budget: whatever it found, it
+    is inconclusive, and ``reason`` says why."""
+    note = f"NO POWER: {reason}. {check.note}".strip()
+    verdict = "inconclusive" if check.verdict == "holds" else check.verdict
+    decide = None if check.decide is None else (lambda level: no_power(check.decide(level), reason))
+    return dataclasses.replace(check, verdict=verdict, tightness=None, note=note, decide=decide)

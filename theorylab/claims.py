@@ -1,17 +1,21 @@
 """Claims: a paper's checkable statement, run as code, returning evidence with an honest verdict.
 
-A :class:`Claim` has an id (``fedawe.prop1``), a source (seed file and section), the
-statement in words and a ``check(ctx) -> Evidence`` function.  Evidence is a list
-of :class:`Check` rows (measured, theory, relation, tolerance or confidence
-interval, verdict), plus a figure, notes, deviations from the paper and errata.
+A :class:`Claim` has an id (``fedawe.prop1``), a source (seed file and section), the statement in words, a
+*kind* and a ``check(ctx) -> Evidence`` function:
 
-Verdicts: ``holds``, ``violated`` (the measurement contradicts the statement on
-our testbed; when a paper is wrong this is the correct outcome and the notes say
-why) and ``inconclusive`` (the measurement cannot decide, e.g. a confidence
-interval straddles a bound).  A claim whose code raises gets ``error``.
+* ``statement`` — the paper asserts it (a lemma, a theorem, a sentence of its text);
+* ``reproduction`` — a number, table or figure the paper (or its digest) prints;
+* ``scope`` — whether a theorem covers the paper's own setting (a finding about the theorem's reach, not a
+  statement the paper makes).
 
-Expected values must come from closed forms, exact enumeration, an independent
-computation or the paper; every check says which in its ``note``.
+It also carries the verdict we expect on our testbed and, for anything but *holds*, why; the regression test
+reads these from the registry.  :class:`Evidence` is a list of :class:`theorylab.checks.Check` rows plus a
+figure, notes, deviations from the paper and errata.  Its verdict is decided by the deciding (non-definitional)
+checks: *violated* if any is violated, else *inconclusive* if any is, else *holds*; a claim with no deciding
+check is inconclusive.  Its Monte Carlo checks share the claim's family level (Bonferroni, see
+:mod:`theorylab.checks`).  The *headline* is the check that decided: the first violated one, else the first
+inconclusive one, else the tightest bound, else the first deciding check.  A claim whose code raises gets
+``error``.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from theorylab.checks import Check
+from theorylab.checks import FAMILY_LEVEL, VACUOUS, VERDICTS, Check
 from theorylab.config import RunConfig
 from theorylab.registry import entries, register
 from theorylab.runner import run
 from theorylab.store import Store
 from theorylab.trace import Trace
+
+KINDS = ("statement", "reproduction", "scope")
 
 
 @dataclass
@@ -40,20 +46,51 @@ class Evidence:
     notes: list[str] = field(default_factory=list)
     deviations: list[str] = field(default_factory=list)
     errata: list[str] = field(default_factory=list)
+    level: float = FAMILY_LEVEL  # family-wise confidence over the claim's Monte Carlo checks
+
+    def __post_init__(self):
+        shared = sum(c.decide is not None for c in self.checks)
+        if shared:
+            share = 1 - (1 - self.level) / shared  # Bonferroni
+            self.checks = [c.decide(share) if c.decide is not None else c for c in self.checks]
+
+    @property
+    def deciding(self) -> list[Check]:
+        return [c for c in self.checks if c.deciding]
 
     @property
     def verdict(self) -> str:
-        verdicts = {c.verdict for c in self.checks}
+        verdicts = {c.verdict for c in self.deciding}
         for v in ("violated", "inconclusive"):
             if v in verdicts:
                 return v
-        return "holds" if self.checks else "inconclusive"
+        return "holds" if self.deciding else "inconclusive"
 
     @property
     def tightness(self) -> float | None:
-        """The worst (smallest) bound / measured ratio among the bound checks; None when there are none."""
-        ratios = [c.tightness for c in self.checks if c.tightness is not None]
+        """The worst (smallest) bound / measured ratio among the deciding bounds that hold; None when there are none."""
+        ratios = [c.tightness for c in self.deciding if c.tightness is not None]
         return min(ratios) if ratios else None
+
+    @property
+    def headline(self) -> Check | None:
+        """The check that decided the verdict (see the module docstring)."""
+        for v in ("violated", "inconclusive"):
+            for c in self.deciding:
+                if c.verdict == v:
+                    return c
+        bounds = [c for c in self.deciding if c.tightness is not None]
+        if bounds:
+            return min(bounds, key=lambda c: c.tightness)
+        return self.deciding[0] if self.deciding else None
+
+    @property
+    def label(self) -> str:
+        """The verdict as reports print it: a hold whose tightest bound exceeds :data:`VACUOUS` says so."""
+        tight = self.tightness
+        if self.verdict == "holds" and tight is not None and tight > VACUOUS:
+            return f"holds (vacuous x{tight:.3g})"
+        return self.verdict
 
 
 @dataclass(frozen=True)
@@ -62,6 +99,9 @@ class Claim:
     source: str
     statement: str
     check: Callable[["Context"], Evidence]
+    kind: str = "statement"
+    expect: str = "holds"  # the verdict on our testbed in quick mode
+    because: str = ""  # why, for any expected verdict but "holds"
 
 
 @dataclass
@@ -97,22 +137,33 @@ class Result:
     def verdict(self) -> str:
         return "error" if self.evidence is None else self.evidence.verdict
 
+    @property
+    def label(self) -> str:
+        return "error" if self.evidence is None else self.evidence.label
+
     def as_dict(self) -> dict:
-        primary = self.evidence.checks[0] if self.evidence and self.evidence.checks else None
+        ev = self.evidence
+        head = None if ev is None else ev.headline
         return _plain({
             "id": self.claim.id,
             "source": self.claim.source,
             "statement": self.claim.statement,
+            "kind": self.claim.kind,
             "verdict": self.verdict,
-            "measured": None if primary is None else primary.measured,
-            "theory": None if primary is None else primary.theory,
-            "relation": None if primary is None else primary.relation,
-            "tightness": None if self.evidence is None else self.evidence.tightness,
-            "checks": [] if self.evidence is None else [asdict(c) for c in self.evidence.checks],
-            "figure": None if self.evidence is None else self.evidence.figure,
-            "notes": [] if self.evidence is None else self.evidence.notes,
-            "deviations": [] if self.evidence is None else self.evidence.deviations,
-            "errata": [] if self.evidence is None else self.evidence.errata,
+            "label": self.label,
+            "expect": self.claim.expect,
+            "headline": None if head is None else head.name,
+            "measured": None if head is None else head.measured,
+            "theory": None if head is None else head.theory,
+            "relation": None if head is None else head.relation,
+            "basis": None if head is None else head.basis,
+            "tightness": None if ev is None else ev.tightness,
+            "level": None if ev is None else ev.level,
+            "checks": [] if ev is None else [c.as_dict() for c in ev.checks],
+            "figure": None if ev is None else ev.figure,
+            "notes": [] if ev is None else ev.notes,
+            "deviations": [] if ev is None else ev.deviations,
+            "errata": [] if ev is None else ev.errata,
             "error": self.error,
             "seconds": round(self.seconds, 3),
         })
@@ -134,11 +185,21 @@ def _plain(value):
     return value
 
 
-def claim(id: str, source: str, statement: str) -> Callable[[Callable[[Context], Evidence]], Claim]:
-    """Decorator turning ``check(ctx) -> Evidence`` into a registered :class:`Claim`."""
+def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "holds",
+          because: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
+    """Decorator turning ``check(ctx) -> Evidence`` into a registered :class:`Claim`.
+
+    ``kind`` is one of :data:`KINDS`; ``expect`` the verdict on our testbed in quick mode, with ``because`` saying
+    why whenever it is not "holds" (the regression test holds every claim to it)."""
+    if kind not in KINDS:
+        raise ValueError(f"claim {id!r}: kind must be one of {KINDS}; got {kind!r}")
+    if expect not in VERDICTS:
+        raise ValueError(f"claim {id!r}: expect must be one of {VERDICTS}; got {expect!r}")
+    if expect != "holds" and not because.strip():
+        raise ValueError(f"claim {id!r}: an expected verdict {expect!r} needs its reason in `because`")
 
     def deco(fn: Callable[[Context], Evidence]) -> Claim:
-        return register("claim", id, statement)(Claim(id, source, statement, fn))
+        return register("claim", id, statement)(Claim(id, source, statement, fn, kind, expect, because))
 
     return deco
 

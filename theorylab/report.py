@@ -1,17 +1,26 @@
-"""Render claim results as a terminal table, JSON, or a Markdown report."""
+"""Render claim results as a terminal table, JSON, or a Markdown report.
+
+Every summary row shows the claim's *headline*: the check that decided its verdict (the first violated one,
+else the first inconclusive one, else the tightest bound).  The closing lines count verdicts, findings by kind
+(violated statements, unreproduced numbers, out-of-scope findings), vacuous holds and checks by basis.
+"""
 
 from __future__ import annotations
 
 import datetime
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 import theorylab
+from theorylab.checks import BASES, VACUOUS
 from theorylab.claims import Result
 
 MARK = {"holds": "holds", "violated": "VIOLATED", "inconclusive": "inconclusive", "error": "ERROR"}
+FINDINGS = {"statement": "violated statements", "reproduction": "unreproduced numbers",
+            "scope": "out-of-scope findings"}
 
 
 def fmt(value) -> str:
@@ -24,18 +33,36 @@ def fmt(value) -> str:
     return str(value)
 
 
+def mark(label: str) -> str:
+    """The verdict label as printed: VIOLATED in capitals, a vacuous hold with its factor."""
+    return MARK.get(label, label)
+
+
+def summary(results: Sequence[Result]) -> list[str]:
+    """Counts by verdict, findings by kind (a violated claim of each kind), vacuous holds and checks by basis."""
+    verdicts = Counter(r.verdict for r in results)
+    findings = Counter(r.claim.kind for r in results if r.verdict == "violated")
+    vacuous = [r.claim.id for r in results if r.label.startswith("holds (vacuous")]
+    bases = Counter(c.basis for r in results if r.evidence for c in r.evidence.checks)
+    return [
+        ", ".join(f"{n} {v}" for v, n in ((v, verdicts[v]) for v in MARK) if n),
+        "findings: " + ", ".join(f"{findings[k]} {text}" for k, text in FINDINGS.items()),
+        f"vacuous holds (tightest bound > {VACUOUS:g}x the measurement): {len(vacuous)}"
+        + (f" ({', '.join(vacuous)})" if vacuous else ""),
+        "checks by basis: " + ", ".join(f"{bases[b]} {b}" for b in BASES if bases[b]),
+    ]
+
+
 def table(results: Sequence[Result]) -> str:
-    rows = [("claim", "verdict", "measured", "theory", "relation", "tightness", "seconds")]
+    rows = [("claim", "kind", "verdict", "measured", "theory", "relation", "basis", "tightness", "seconds")]
     for r in results:
         d = r.as_dict()
-        rows.append((d["id"], MARK[r.verdict], fmt(d["measured"]), fmt(d["theory"]), d["relation"] or "",
-                     fmt(d["tightness"]), f"{r.seconds:.1f}"))
+        rows.append((d["id"], d["kind"], mark(r.label), fmt(d["measured"]), fmt(d["theory"]), d["relation"] or "",
+                     d["basis"] or "", fmt(d["tightness"]), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    counts = {v: sum(r.verdict == v for r in results) for v in MARK}
-    lines.append("\n" + ", ".join(f"{n} {v}" for v, n in counts.items() if n))
-    return "\n".join(lines)
+    return "\n".join(lines + [""] + summary(results))
 
 
 def as_json(results: Sequence[Result]) -> str:
@@ -52,26 +79,35 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
         "# theorylab validation report", "",
         f"Generated {stamp} by theorylab {theorylab.__version__}; mode **{mode}**, seed {seed}.", "",
         "Verdicts: *holds* (the measurement agrees with the statement), *violated* (it contradicts the statement "
-        "on our testbed; see the notes and errata), *inconclusive* (the measurement cannot decide).", "",
-        "Tightness is the worst (smallest) bound/measured ratio among a claim's bound checks.", "",
-        "| claim | verdict | measured | theory | relation | tightness | s |", "|---|---|---|---|---|---|---|",
+        "on our testbed; see the notes and errata), *inconclusive* (the measurement cannot decide). "
+        f"*holds (vacuous xN)*: the tightest bound is N > {VACUOUS:g} times the measurement.", "",
+        "Kinds: *statement* (the paper asserts it), *reproduction* (a number the paper prints), *scope* (whether a "
+        "theorem covers the paper's own setting). Each row shows the check that decided the verdict.", "",
+        "Bases: " + "; ".join(f"*{b}*: {text}" for b, text in BASES.items()) + ".", "",
+        "| claim | kind | verdict | measured | theory | relation | basis | tightness | s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         d = r.as_dict()
-        lines.append(f"| [{d['id']}](#{d['id'].replace('.', '')}) | {MARK[r.verdict]} | {_cell(d['measured'])} | "
-                     f"{_cell(d['theory'])} | {_cell(d['relation'])} | {_cell(d['tightness'])} | {r.seconds:.1f} |")
+        lines.append(f"| [{d['id']}](#{d['id'].replace('.', '')}) | {d['kind']} | {mark(r.label)} | "
+                     f"{_cell(d['measured'])} | {_cell(d['theory'])} | {_cell(d['relation'])} | {_cell(d['basis'])} | "
+                     f"{_cell(d['tightness'])} | {r.seconds:.1f} |")
+    lines += [""] + [f"- {line}" for line in summary(results)]
     for r in results:
         d = r.as_dict()
-        lines += ["", f"## {d['id']}", "", f"**{MARK[r.verdict]}** — {d['statement']}", "", f"Source: {d['source']}", ""]
+        lines += ["", f"## {d['id']}", "", f"**{mark(r.label)}** ({d['kind']}) — {d['statement']}", "",
+                  f"Source: {d['source']}", ""]
         if r.error:
             lines += ["```", r.error.rstrip(), "```"]
             continue
-        lines += ["| check | measured | theory | relation | CI / tolerance | bound/measured | verdict |",
-                  "|---|---|---|---|---|---|---|"]
+        if r.verdict != r.claim.expect:
+            lines += [f"*Expected on this testbed: {r.claim.expect}* ({r.claim.because or 'no reason recorded'})", ""]
+        lines += ["| check | basis | measured | theory | relation | CI / tolerance | tightness | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
         for c in d["checks"]:
             spread = fmt(c["ci"]) if c["ci"] else fmt(c["tolerance"])
-            lines.append(f"| {_cell(c['name'])} | {_cell(c['measured'])} | {_cell(c['theory'])} | {_cell(c['relation'])} | "
-                         f"{_cell(spread)} | {_cell(c['tightness'])} | {MARK[c['verdict']]} |")
+            lines.append(f"| {_cell(c['name'])} | {c['basis']} | {_cell(c['measured'])} | {_cell(c['theory'])} | "
+                         f"{_cell(c['relation'])} | {_cell(spread)} | {_cell(c['tightness'])} | {MARK[c['verdict']]} |")
         notes = [f"{c['name']}: {c['note']}" for c in d["checks"] if c["note"]]
         for title, items in (("Notes", d["notes"] + notes), ("Deviations from the paper", d["deviations"]),
                              ("Errata", d["errata"])):

@@ -58,7 +58,12 @@ class Trace:
 
 
 def mean_ci(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Student-t confidence interval for the mean of ``samples`` along ``axis``."""
+    """Two-sided Student-t confidence interval for the mean of ``samples`` along ``axis``.
+
+    Exact for normal samples at any size; elsewhere it relies on the central limit theorem.  Measured at n = 5 over
+    2,000 draws (tests/test_checks.py): the 95% interval covers a normal mean 95.7% of the time (a percentile
+    bootstrap: 83.6%), but an exponential mean only 87.5%: read a 5-seed interval of a skewed metric as approximate.
+    """
     samples = np.asarray(samples, dtype=np.float64)
     n = samples.shape[axis]
     mean = samples.mean(axis=axis)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from theorylab.checks import Check
+from theorylab.checks import equal
 from theorylab.claims import Evidence, claim
 from theorylab.participation.bernoulli import bernoulli
 from theorylab.participation.cyclic import cyclic
@@ -38,7 +38,8 @@ def _echo_traces(process, rounds: int, replicas: int, seed: int) -> tuple[int, i
 @claim("fedawe.prop1",
        "seed 000 Proposition 1 (proof App. F.2); digest 000 §3.2, §8 item 1",
        "If client i is active in round R-1, then sum_{t<R} 1{i in A^t}(t - tau_i(t)) = R (echoed weights "
-       "re-equalise); in general the sum equals tau_i(R) + 1.")
+       "re-equalise); in general the sum equals tau_i(R) + 1.",
+       kind="statement")
 def prop1(ctx) -> Evidence:
     m, rounds, replicas = 20, ctx.pick(500, 2000), ctx.pick(200, 1000)
     base = fedawe_recipe(m, seed=ctx.seed)
@@ -51,10 +52,9 @@ def prop1(ctx) -> Evidence:
     checks = []
     for name, process in processes.items():
         cases, bad, cases_all, bad_all = _echo_traces(process, rounds, replicas, ctx.seed)
-        checks.append(Check(f"{name}: Prop. 1 violations", bad, 0, "==", "holds" if bad == 0 else "violated",
+        checks.append(equal(f"{name}: Prop. 1 violations", bad, 0, atol=0, basis="closed_form",
                             note=f"{cases} (replica, client, R) cases with i active in round R-1; exact integers"))
-        checks.append(Check(f"{name}: sum = tau_i(R)+1 violations", bad_all, 0, "==",
-                            "holds" if bad_all == 0 else "violated",
+        checks.append(equal(f"{name}: sum = tau_i(R)+1 violations", bad_all, 0, atol=0, basis="closed_form",
                             note=f"{cases_all} cases; the generalisation derived in digest 000 §3.2"))
     return Evidence(checks, notes=[
         f"{replicas} random traces of {rounds} rounds, m = {m} clients, base p_i from the paper's recipe; Markov and "

@@ -10,7 +10,7 @@ from theorylab.bounds.fedawe import corollary1_t_min
 from theorylab.checks import Check, at_most, slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
-from theorylab.fitting import slope_with_ci
+from theorylab.fitting import loglog_slope
 from theorylab.mixing import rho_of
 from theorylab.registry import build
 from theorylab.threads import one_thread
@@ -61,18 +61,17 @@ def _rho_checks(ctx) -> list[Check]:
     inverse_gap2 = 1.0 / (1.0 - np.sqrt(rho)) ** 2
     X = inverse_gap2 / np.array([min(p) for p in laws]) ** 2
     residual = np.stack([_residual(ctx, "hetero", lr, scale=c) for c in AVAILABILITY_SCALES], 1)
-    gap_fit, fit = slope_with_ci(inverse_gap2, residual, level=0.99), slope_with_ci(X, residual, level=0.99)
-    grows = fit.ci[0] > 0
+    gap_slope = loglog_slope(inverse_gap2, residual.mean(0))[0]
     where = (f"p_i = c linspace(0.2, 0.9, 10), c in {list(AVAILABILITY_SCALES)}; exact rho = {rho.round(4).tolist()} "
              f"(quadrature), X = {X.round(0).tolist()}; eta_l = {lr}, sigma = 0")
     return [
-        Check("sigma = 0, zeta > 0: residual grows as availability gets scarcer (slope in X > 0)", fit.slope, 0.0,
-              "> 0", "holds" if grows else ("violated" if fit.ci[1] < 0 else "inconclusive"), ci=fit.ci,
-              note=f"digest §8 item 9's reading of the bound; 99% bootstrap CI of the log-log slope; {where}"),
+        slope_check("sigma = 0, zeta > 0: residual grows as availability gets scarcer (slope in X > 0)", X, residual,
+                    0.0, "at_least", note=f"digest §8 item 9's reading of the bound: 'grows' read as a log-log slope "
+                                          f"in X whose interval lies above 0; {where}"),
         slope_check("sigma = 0, zeta > 0: slope of the residual in X = 1/(delta^2 (1-sqrt rho)^2)", X, residual, 1.0,
                     "at_most", note="the bound's residual term is linear in X; a uniform scaling moves delta with "
                          "rho, so 1/(1-sqrt rho)^2 alone is not the bound's variable (against it the measured "
-                         f"exponent is {gap_fit.slope:.3f}, 99% CI [{gap_fit.ci[0]:.3f}, {gap_fit.ci[1]:.3f}])"),
+                         f"exponent is {gap_slope:.3f})"),
     ]
 
 
@@ -81,7 +80,10 @@ def _rho_checks(ctx) -> list[Check]:
        "At fixed steps the stationary avg E||grad F(xbar^t)||^2 scales linearly in eta_l eta_g when sigma > 0 and "
        "zeta = 0 (term 24 eta L delta_max sigma^2/(m delta^2), also ~ 1/m), and quadratically in eta_l eta_g s when "
        "sigma = 0 and zeta > 0 (term 2800 eta^2 s^2 L^2 zeta^2/(delta^2 (1-sqrt rho)^2)), and that residual grows as "
-       "availability gets scarcer, at most linearly in 1/(delta^2 (1-sqrt rho)^2).")
+       "availability gets scarcer, at most linearly in 1/(delta^2 (1-sqrt rho)^2).",
+       kind="statement", expect="inconclusive",
+       because=("the fitted exponents have intervals that contain the bound's (1, 2, -1): without a slack a one-sided "
+                "test cannot confirm a tight exponent"))
 @one_thread
 def thm1_scaling(ctx) -> Evidence:
     lrs = np.asarray(SCALING_LRS)
@@ -111,7 +113,10 @@ def thm1_scaling(ctx) -> Evidence:
 @claim("fedawe.cor1.rate",
        "seed 000 Corollary 1, eq. (17) (App. H.2), eq. (16); digest 000 §3.2, §8 item 10, §9",
        "With eta_l = 1/(sL sqrt T) and eta_g = sqrt(s delta m), (1/T) sum_t E||grad F(xbar^t)||^2 = O(1/sqrt T) "
-       "(log-log slope -1/2 in T), and the consensus error (1/mT) sum ||x_i^t - xbar^t||^2 has the same order (16).")
+       "(log-log slope -1/2 in T), and the consensus error (1/mT) sum ||x_i^t - xbar^t||^2 has the same order (16).",
+       kind="statement", expect="inconclusive",
+       because=("NO POWER: the quick horizons T <= 2^10 are far below (sm)^3 = 8000, where the sm/T term of (17) "
+                "dominates, so the slope is steeper than -1/2 whatever the asymptotic rate"))
 @one_thread
 def cor1_rate(ctx) -> Evidence:
     data = fedawe_rate.rate_data(ctx)
@@ -123,11 +128,12 @@ def cor1_rate(ctx) -> Evidence:
         for name, label in (("grad", "avg E||grad F(xbar^t)||^2"), ("consensus", "avg consensus error of x")):
             checks.append(slope_check(f"{problem}: slope of {label} in T", T, data[problem][name], -0.5, "at_most",
                                       note=_last_segment_note(T, data[problem][name]), regime=regime))
-        measured = data[problem]["grad"].mean(0)
-        worst = int(np.argmax(measured / data[problem]["bound"]))
+        samples = data[problem]["grad"]
+        worst = int(np.argmax(samples.mean(0) / data[problem]["bound"]))
         constants, _ = fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)
         checks.append(at_most(f"{problem}: avg E||grad F(xbar^t)||^2 <= explicit Corollary 1 bound (worst T)",
-                              measured[worst], data[problem]["bound"][worst],
+                              samples[:, worst].mean(), data[problem]["bound"][worst], basis="monte_carlo",
+                              samples=samples[:, worst],
                               note=f"Corollary 2 at Corollary 1's steps, T = {T[worst]}; (11) does not hold "
                                    f"(T_min = {corollary1_t_min(constants):.2g}), so this is the formula evaluated "
                                    "outside its assumptions"))
@@ -147,8 +153,9 @@ def _cor1_notes() -> list[str]:
             "clients (zeta = 0), 'hetero' rotated Hessians and spread optima (zeta > 0). Time averages are exact sums "
             "over t < T up to T = 1023 and trapezoid sums on a grid of floor(sqrt T)/16 rounds beyond "
             "(figures.fedawe_rate.recording_step).",
-            "A slope steeper than -1/2 is consistent with the O(.) statement: the sm/T term of (17) decays like 1/T "
-            "and dominates at small T; the -1/2 exponent is approached as T grows (compare the last segment)."]
+            "A slope steeper than -1/2 at T << (sm)^3 does not confirm the O(.) statement: the sm/T term of (17) "
+            "decays like 1/T and dominates there, so a slower asymptotic rate would look as steep; below T = (sm)^3 "
+            "the slope checks are therefore inconclusive (no power), and the last segment shows the approach to -1/2."]
 
 
 def _cor1_deviations(T) -> list[str]:
@@ -163,7 +170,10 @@ def _cor1_deviations(T) -> list[str]:
        "seed 000 Corollary 1 and the remark after (17); digest 000 §8 item 10",
        "Under uniform-k participation (delta = delta_max = k/m) the error at fixed T scales as (skT)^{-1/2}: "
        "linear speedup in the local steps s and in the participants k (log-log slope -1/2 against each), once "
-       "T >> (sm)^3; the consensus error has the same order.")
+       "T >> (sm)^3; the consensus error has the same order.",
+       kind="statement", expect="inconclusive",
+       because=("NO POWER: T = 2^10 << (sm)^3, outside the statement's regime, so the slopes in s and k decide "
+                "nothing either way"))
 @one_thread
 def cor1_speedup(ctx) -> Evidence:
     data = fedawe_speedup.speedup_data(ctx)

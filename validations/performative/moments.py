@@ -22,7 +22,7 @@ from validations.performative.common import SEED
 
 @claim("performative.sampling_variance", f"{SEED} Lemmas C.1-C.2 (App. C); digest 003 §3.2, §8 V6",
        "Both schemes are unbiased, E_S[theta_bar] = w_bar; the sampling variance is (1/K) sum p_k |w_k - w_bar|^2 "
-       "(Scheme I) and (N-K)/(K(N-1)) sum p_k |w_k - w_bar|^2 (Scheme II, p_i = 1/N).")
+       "(Scheme I) and (N-K)/(K(N-1)) sum p_k |w_k - w_bar|^2 (Scheme II, p_i = 1/N).", kind="statement")
 @one_thread
 def lemma_c2(ctx) -> Evidence:
     import torch
@@ -45,14 +45,15 @@ def lemma_c2(ctx) -> Evidence:
             checks.append(in_interval(f"{tag}: E_S(theta_bar - w_bar)^2", (values - w_bar) ** 2, factor * disp,
                                       note="Lemma C.2 as an equality, with the closed-form factor"))
             checks.append(equal(f"{tag}: variance from the scheme's weight moments", sampling_variance(scheme, p, k, w),
-                                factor * disp, 1e-12, "E[aa^T] of theorylab.performative.schemes vs Lemma C.2"))
+                                factor * disp, 1e-12, basis="closed_form",
+                                note="E[aa^T] of theorylab.performative.schemes vs Lemma C.2"))
     return Evidence(checks, notes=["The paper states Lemma C.2 with <=; for i.i.d. (Scheme I) and uniform (Scheme II) "
                                    "sampling it is an equality (digest §3.2)."])
 
 
 @claim("performative.exact_moments", "digest 003 §5.2 (derived, verified), §8 V7",
        "The exact mean and second-moment recursion of P-FedAvg on the Gaussian-mean testbed matches Monte Carlo for "
-       "full participation, Scheme I, Scheme II and rescaled Scheme II.")
+       "full participation, Scheme I, Scheme II and rescaled Scheme II.", kind="statement")
 @one_thread
 def exact_moments(ctx) -> Evidence:
     checks = []
@@ -78,20 +79,21 @@ def exact_moments(ctx) -> Evidence:
 
 @claim("performative.consensus", f"{SEED} Lemma B.2 (App. B); digest 003 §3.2, §8 V10",
        "The consensus error sum_i p_i E|theta_i^t - theta_bar^t|^2 is 0 at aggregation steps and O(eta_t^2) between "
-       "them, below 4 eta_t^2 (2E^2 - E) log E c5 when the lemma's preconditions hold.")
+       "them, below 4 eta_t^2 (2E^2 - E) log E c5 when the lemma's preconditions hold.", kind="statement")
 def consensus(ctx) -> Evidence:
     spec = gaussian_spec(weights="random")
     problem = gaussian_mean_paper(weights="random")
     moments = exact(spec, algorithm_spec("full"), 200_000)
     sync = moments.consensus[::5]
     checks = [equal("max consensus error at aggregation steps", float(np.max(np.abs(sync))), 0.0, 1e-9,
-                    "broadcast sets every theta_i to theta_bar (exact engine)")]
+                    basis="closed_form", note="broadcast sets every theta_i to theta_bar (exact engine)")]
     peaks = moments.consensus.reshape(-1)[1:].reshape(-1, 5).max(1)  # per round, local steps 1..5
     rounds = np.arange(len(peaks)) * 5
     late = rounds >= 20_000
     slope = loglog_slope(rounds[late] + 1e4, peaks[late])[0]
     checks.append(equal("slope of the within-round peak vs t + gamma on [2e4, 2e5]", slope, -2.0, 0.05,
-                        "O(eta_t^2) with eta_t = 100/(t + 1e4); tolerance 0.05 for the pre-asymptotic drift"))
+                        basis="closed_form",
+                        note="O(eta_t^2) with eta_t = 100/(t + 1e4); tolerance 0.05 for the pre-asymptotic drift"))
     consts = for_gaussian(problem, 5, 20)
     theorem_moments = exact(spec, algorithm_spec("full", None, 5, consts.schedule("3.1")), 100_000)
     eta = consts.eta0("3.1") * consts.gamma["3.1"] / (theorem_moments.t + consts.gamma["3.1"])
@@ -99,6 +101,7 @@ def consensus(ctx) -> Evidence:
     inside = theorem_moments.t % 5 != 0
     worst = float(np.max(theorem_moments.consensus[inside] / bound[inside]))
     checks.append(at_most("Lemma B.2 under the theorem's schedule: max_t consensus / bound", worst, 1.0,
+                          basis="closed_form",
                           note="exact engine, t <= 1e5, bound 4 eta_t^2 (2E^2-E) log E c5 with the calculator's c5"))
     return Evidence(checks, deviations=[R_DEFAULTS], notes=[
         "Under the experiments' eta_t = 100/(t + 1e4) the lemma's preconditions fail (eta_0 >> eta0_hat); only the "

@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from testbeds.gaussian_mean import gaussian_mean_paper
-from theorylab.checks import Check, at_most, fitted_slope_at_most, printed, trend
+from theorylab.checks import at_most, max_standardised_gap, printed, slope_check, trend
 from theorylab.claims import Evidence, claim
-from theorylab.fitting import loglog_slope, slope_with_ci
+from theorylab.fitting import loglog_slope
 from theorylab.performative.experiments import (PAPER_LR, R_DEFAULTS, algorithm_spec, exact, expected_dist2,
                                                 gaussian_spec, run_config)
 from theorylab.performative.theorems import BY_CONSTRUCTION, for_gaussian
@@ -49,35 +49,48 @@ def _theorem(ctx, theorem: str) -> Evidence:
     problem = gaussian_mean_paper(weights=weights)
     consts = for_gaussian(problem, 5, 20)
     hidden = consts.hidden_condition(theorem)
-    checks.append(at_most(f"{hidden.name} at the theorem's own eta_0 (unstated in Lemma B.1)", hidden.value,
-                          hidden.limit, note="not implied by the choice of gamma (digest §3.1); calculator's delta"))
+    checks.append(trend(f"{hidden.name} at the theorem's own eta_0 (unstated in Lemma B.1)", hidden.value,
+                        hidden.value <= hidden.limit, "<=", hidden.limit, basis="closed_form",
+                        note="a precondition, not a bound on a measurement (so no tightness); not implied by the "
+                             "choice of gamma (digest §3.1); calculator's delta"))
     horizon = ctx.pick(200_000, 2_000_000)
     algorithm = algorithm_spec(scheme, 20, 5, consts.schedule(theorem))
     moments = exact(spec, algorithm, horizon)
     t = moments.t[moments.local_steps:]
     actual = moments.dist2(problem.theta_ps)[t]
-    worst = float(np.max(actual / consts.bound(theorem, t)))
-    checks.append(at_most(f"bound test: max over E <= t <= {horizon:.0e} of E|theta_bar^t - theta_PS|^2 / "
-                          "(v/(gamma+t))", worst, 1.0,
-                          note="exact engine with the theorem's eta_t = 2/(mu_tilde (t + gamma)); at t = 0 both "
-                               "sides equal Delta_0 (v = gamma Delta_0); tightness = bound/actual"))
+    bound = consts.bound(theorem, t)
+    worst = float(np.max(actual / bound))
+    checks.append(trend(f"bound holds at every t: max over E <= t <= {horizon:.0e} of E|theta_bar^t - theta_PS|^2 / "
+                        "(v/(gamma+t))", worst, worst <= 1.0, "<=", 1.0, basis="closed_form",
+                        note="exact engine with the theorem's eta_t = 2/(mu_tilde (t + gamma)); the ratio is ~1 near "
+                             "t = 0 by construction (v = gamma Delta_0, both sides start at Delta_0), so it measures "
+                             "validity, not tightness"))
+    checks.append(at_most(f"bound at the horizon t = {horizon:.0e}: E|theta_bar^t - theta_PS|^2 <= v/(gamma+t)",
+                          float(actual[-1]), float(bound[-1]), basis="closed_form",
+                          note="exact engine; tightness = bound/actual at the horizon. Under the theorem's own steps "
+                               "(eta_0 ~ 1e-12) the iterates barely move, so both sides stay near Delta_0: the bound is "
+                               "tight here because nothing happens, not because it tracks a convergence"))
     exact_slope = decade_slope(weights, scheme, 20)
     checks.append(trend("rate: exact slope of E|theta_bar - theta_PS|^2 vs t + gamma on [2e4, 2e5]", exact_slope,
-                        exact_slope <= -1, "<=", -1.0,
-                        "paper's eta_t = 100/(t + 1e4); exact engine, 60 log-spaced points"))
+                        exact_slope <= -1, "<=", -1.0, basis="closed_form",
+                        note="paper's eta_t = 100/(t + 1e4); exact engine, 60 log-spaced points"))
     lr, mc_horizon, window = ctx.pick((MC_RATE_LR, 10_000, 1_000), (PAPER_LR, 200_000, 20_000))
     mc_algorithm = algorithm_spec(scheme, 20, 5, lr)
     trace = ctx.run(run_config(spec, mc_algorithm, mc_horizon, ctx.pick(40, 100), seed=ctx.seed, points=200))
     steps = trace.rounds * 5
     sel = steps >= window
-    fit = slope_with_ci(steps[sel] + lr["t0"], trace.metrics["server.dist2"][:, sel], seed=ctx.seed)
-    mc_exact = loglog_slope(steps[sel] + lr["t0"], expected_dist2(spec, mc_algorithm, steps[sel]))[0]
+    samples = trace.metrics["server.dist2"][:, sel]
+    expected = expected_dist2(spec, mc_algorithm, steps[sel])
+    mc_exact = loglog_slope(steps[sel] + lr["t0"], expected)[0]
     note = (f"{trace.replicas} MC runs, eta_t = {lr['lr0'] * lr['t0']:g}/(t + {lr['t0']:g}), "
-            f"window [{window:g}, {mc_horizon:g}]")
-    checks.append(fitted_slope_at_most("rate: MC slope of |theta_bar - theta_PS|^2 (bootstrap CI)", fit, -1.0, note))
-    checks.append(Check("MC slope CI contains the exact slope of the same run", fit.slope, mc_exact, "in CI",
-                        "holds" if fit.contains(mc_exact) else "violated", ci=fit.ci,
-                        note="exact engine, same schedule"))
+            f"window [{window:g}, {mc_horizon:g}]; the exact engine's slope for the same schedule is {mc_exact:.4f}")
+    checks.append(slope_check("rate: MC slope of |theta_bar - theta_PS|^2 (bootstrap CI)", steps[sel] + lr["t0"],
+                              samples, -1.0, "at_most", note, seed=ctx.seed))
+    z = np.abs(samples.mean(0) - expected) / (samples.std(0, ddof=1) / np.sqrt(trace.replicas))
+    checks.append(max_standardised_gap("MC mean of |theta_bar - theta_PS|^2 matches the exact engine over the fitting "
+                                       "window (max |z|)", float(np.max(z)), int(sel.sum()),
+                                       note=f"exact engine, same schedule, at each of the {int(sel.sum())} points of "
+                                            "the window, so the MC slope measures the exact curve's slope"))
     eta_cap = consts.eta_hat0 if theorem == "3.1" else consts.eta_tilde0
     notes = [f"Constants of this run's instance ({weights} p): gamma = {consts.gamma[theorem]:.3g}, "
              f"v = {consts.v[theorem]:.3g}, eta_0 = {consts.eta0(theorem):.3g}, cap {eta_cap:.3g}. Vacuity: the bound "
@@ -112,14 +125,16 @@ THEOREM_CLAIMS = {
 }
 for _number, (_where, _statement) in THEOREM_CLAIMS.items():
     claim(f"performative.thm{_number.replace('.', '_')}", f"{SEED} {_where}; digest 003 §3.3, §4.1.4, §8 V8-V9",
-          _statement)(one_thread(functools.partial(_theorem, theorem=_number)))
+          _statement, kind="statement")(one_thread(functools.partial(_theorem, theorem=_number)))
 
 
 @claim("performative.theorem_scope", f"{SEED} §4.1 (L308: the scheme ordering 'conforms to our theoretical result "
        "because B1 > B2'), Thms B.4/C.5 (App. B L568, App. C L899); digest 003 TL;DR, §3.1-§3.3, §4.1.4",
        "The Gaussian experiments (eta_t = 100/(t + 1e4), i.e. beta = 100, gamma = 1e4, eta_0 = 0.01; E = 5, K = 20) "
        "lie within the preconditions of Theorems 3.1-3.3 in their general-step form (B.4, C.5), so the theorems "
-       "describe them.")
+       "describe them.", kind="scope", expect="violated",
+       because="out of scope: the experiments' eta_0 = 0.01 is ~1e6 times the largest step Thms B.4/C.5 allow, so "
+               "the theorems do not describe them (a finding about the theorems' reach, not an error of the paper)")
 def theorem_scope(ctx) -> Evidence:
     beta, gamma = PAPER_LR["lr0"] * PAPER_LR["t0"], PAPER_LR["t0"]
     checks, cap_factor = [], math.inf
@@ -129,6 +144,7 @@ def theorem_scope(ctx) -> Evidence:
         cap_factor = min(cap_factor, conditions[1].value / conditions[1].limit)  # eta_0 against eta0_hat / eta0_tilde
         for cond in conditions:
             checks.append(at_most(f"Thm {theorem} ({scheme}, {weights} p): {cond.name}", cond.value, cond.limit,
+                                  basis="closed_form",
                                   note="exact constants (digest §4.1.4); a delta-dependent limit is its supremum over "
                                        "delta, so a miss holds for every delta"))
     return Evidence(checks, deviations=[R_DEFAULTS], notes=[
