@@ -58,8 +58,8 @@ def test_fedau_weights_by_hand():
     xs, state = _trajectory(fedau(local_steps=1, lr=0.5, cutoff=2),
                             [[True, False], [False, False], [False, False], [True, True]], x0=0.0)
     assert xs == pytest.approx([0.0, 0.0, 0.0, 1.0])
-    assert state["interval_sum"][0].tolist() == [4.0, 4.0] and state["interval_num"][0].tolist() == [3.0, 2.0]
-    assert state["count"][0].tolist() == [0.0, 0.0]
+    assert state["fedau_sum"][0].tolist() == [4.0, 4.0] and state["fedau_num"][0].tolist() == [3.0, 2.0]
+    assert state["fedau_gap"][0].tolist() == [0.0, 0.0]
 
 
 def test_f3ast_by_hand():

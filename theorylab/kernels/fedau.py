@@ -25,6 +25,7 @@ from theorylab.kernels.algorithm import Algorithm
 from theorylab.kernels.local_sgd import check_local_steps, local_deltas
 from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
+from theorylab.participation.estimators import check_cutoff, fedau_weights, init_fedau, update_fedau
 from theorylab.registry import register
 
 
@@ -32,27 +33,16 @@ from theorylab.registry import register
 def fedau(local_steps: int = 5, lr=0.05, cutoff: int = 50, server: dict | None = None) -> Algorithm:
     """FedAU: updates weighted by the mean observed participation interval (cut-off K), divided by m."""
     steps, schedule, opt = check_local_steps(local_steps), make_schedule(lr), make_server(server)
-    if int(cutoff) != cutoff or cutoff < 1:
-        raise ValueError(f"cutoff K must be an integer >= 1; got {cutoff}")
-    K = int(cutoff)
+    K = check_cutoff(cutoff)
 
     def init(problem, x0):
-        zeros = torch.zeros(x0.shape[0], problem.n_clients, dtype=x0.dtype, device=x0.device)
-        return {"x": x0, "count": zeros, "interval_sum": zeros.clone(), "interval_num": zeros.clone(),
-                **opt.init(x0)}
+        return {"x": x0, **init_fedau(x0.shape[0], problem.n_clients, x0.dtype, x0.device), **opt.init(x0)}
 
     def step(state, rnd, problem):
         x, active = state["x"], rnd.active
         delta = local_deltas(problem, x, steps, schedule(rnd.t), rnd.streams, active)
-        c, total, num = state["count"], state["interval_sum"], state["interval_num"]
-        omega = torch.where(num > 0, total / num.clamp(min=1.0), torch.ones_like(num))
-        w = active.to(x.dtype) * omega / problem.n_clients
+        w = active.to(x.dtype) * fedau_weights(state) / problem.n_clients
         x_new, extra = opt.update(state, x, torch.bmm(w.unsqueeze(1), delta).squeeze(1))
-        grown = c + 1
-        cut = ~active & (grown >= K)
-        closed = active | cut  # an interval ends: c+1 on participation, K at the cut-off
-        return {"x": x_new, "count": torch.where(closed, torch.zeros_like(c), grown),
-                "interval_sum": total + torch.where(closed, grown, torch.zeros_like(c)),
-                "interval_num": num + closed.to(x.dtype), **extra}
+        return {"x": x_new, **update_fedau(state, active, K), **extra}
 
     return Algorithm("fedau", init, step, lambda state: {"server": state["x"]})

@@ -17,25 +17,25 @@ Exact two-state facts: :math:`P(i\in\mathcal A^t) = \pi_i + \lambda_i^t(p_i^0-\p
 the worst-start total-variation distance is :math:`d_i(t)=|\lambda_i|^t\max(\pi_i,1-\pi_i)`,
 so :math:`t_{\rm mix}(\varepsilon) = \lceil \ln(\varepsilon/\max(\pi_i,1-\pi_i)) / \ln|\lambda_i| \rceil`.
 :math:`\lambda_i = 0` gives Bernoulli(:math:`\pi_i`) rounds.  By default the chain starts in its
-stationary law (the thesis' Assumption 1).
+stationary law (the thesis' Assumption 1).  The analytics live in
+:mod:`theorylab.participation.markov_analytics`.
+
+``clustered_markov`` is the thesis' spatially correlated setting (Ch. 2 §2.5.2, L885 and L899; digest 001 §3.3): the
+clients of a cluster share one two-state chain (all active or all inactive together) and clusters are independent,
+so the joint chain is the product over clusters and :math:`\bar\lambda_2 = \max_c|\lambda_c|`.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
 
 from theorylab.participation.base import bernoulli_mask, check_probabilities
+from theorylab.participation.markov_analytics import (check_two_state, mixing_time, product_chain, two_state_matrix,
+                                                      two_state_mixing_time)
 from theorylab.registry import register
 
 MAX_PRODUCT_CLIENTS = 12
-
-
-def lambda_range(pi: float) -> tuple[float, float]:
-    """Feasible :math:`[\\lambda_{\\min}, 1)` for stationary availability ``pi``."""
-    return max(1.0 - 1.0 / pi, 1.0 - 1.0 / (1.0 - pi)), 1.0
 
 
 class TwoStateMarkov:
@@ -47,10 +47,7 @@ class TwoStateMarkov:
         self.n_clients = len(self.pi)
         if self.lam.shape != self.pi.shape:
             raise ValueError(f"lam must have one entry per client ({self.n_clients}); got {self.lam.shape}")
-        for i, (p, l) in enumerate(zip(self.pi, self.lam)):
-            low, high = lambda_range(p)
-            if not (np.isfinite(l) and low - 1e-12 <= l < high):
-                raise ValueError(f"lam[{i}] = {l:g} is outside the feasible range [{low:g}, 1) for pi[{i}] = {p:g}")
+        check_two_state(self.pi, self.lam)
         self.start = self.pi.copy() if start is None else check_probabilities("start", start)
         if self.start.shape != self.pi.shape:
             raise ValueError(f"start must have one entry per client ({self.n_clients})")
@@ -58,9 +55,7 @@ class TwoStateMarkov:
     # ----- law -------------------------------------------------------------------------------
     def transition_matrices(self) -> np.ndarray:
         """``(m, 2, 2)`` matrices :math:`P_i` of (A.216)."""
-        a = (1 - self.lam) * self.pi  # P(0 -> 1)
-        b = (1 - self.lam) * (1 - self.pi)  # P(1 -> 0)
-        return np.stack([np.stack([1 - a, a], -1), np.stack([b, 1 - b], -1)], -2)
+        return two_state_matrix(self.pi, self.lam)
 
     def probabilities(self, t: int) -> np.ndarray:
         """:math:`\\pi_i + \\lambda_i^t(p^0_i - \\pi_i)`."""
@@ -88,38 +83,19 @@ class TwoStateMarkov:
 
     def mixing_times(self, eps: float = 0.25) -> np.ndarray:
         """Exact :math:`t_{\\rm mix}(\\varepsilon)` of each client's chain (``inf`` for a periodic chain)."""
-        out = np.empty(self.n_clients)
-        for i, (p, l) in enumerate(zip(self.pi, self.lam)):
-            d0 = max(p, 1 - p)
-            if d0 <= eps:
-                out[i] = 0
-            elif l == 0:
-                out[i] = 1
-            elif abs(l) >= 1:
-                out[i] = math.inf
-            else:
-                t = math.ceil(math.log(eps / d0) / math.log(abs(l)) - 1e-12)
-                out[i] = t if abs(l) ** t * d0 <= eps else t + 1
-        return out
+        return two_state_mixing_time(self.pi, self.lam, eps)
 
     def product_chain(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint transition matrix :math:`\\bigotimes_i P_i` and its stationary law (``m <= 12``)."""
         if self.n_clients > MAX_PRODUCT_CLIENTS:
-            raise ValueError(f"the joint chain has 2^m states; limited to m <= {MAX_PRODUCT_CLIENTS} (got m = {self.n_clients})")
-        P, rho = np.ones((1, 1)), np.ones(1)
-        for Pi, p in zip(self.transition_matrices(), self.pi):
-            P, rho = np.kron(P, Pi), np.kron(rho, [1 - p, p])
-        return P, rho
+            raise ValueError(f"the joint chain has 2^m states; limited to m <= {MAX_PRODUCT_CLIENTS} "
+                             f"(got m = {self.n_clients})")
+        return product_chain(self.transition_matrices(), [[1 - p, p] for p in self.pi])
 
     def product_mixing_time(self, eps: float = 0.25, max_rounds: int = 100_000) -> int:
         """Exact worst-start :math:`t_{\\rm mix}(\\varepsilon)` of the joint chain, by powering its matrix."""
         P, rho = self.product_chain()
-        Pt = np.eye(len(rho))
-        for t in range(max_rounds + 1):
-            if 0.5 * np.abs(Pt - rho).sum(1).max() <= eps:
-                return t
-            Pt = Pt @ P
-        raise RuntimeError(f"joint chain not mixed to {eps} within {max_rounds} rounds")
+        return mixing_time(P, eps, rho, max_rounds)
 
     # ----- sampling --------------------------------------------------------------------------
     def init(self, replicas, streams):
@@ -140,3 +116,62 @@ class TwoStateMarkov:
 def markov(pi, lam, start=None) -> TwoStateMarkov:
     """Independent two-state Markov chains with stationary availability pi_i and eigenvalue lam_i."""
     return TwoStateMarkov(pi, lam, start)
+
+
+class ClusteredMarkov:
+    """Clients in clusters sharing one two-state chain per cluster (``clusters[i]``: client i's cluster)."""
+
+    memoryless = False
+
+    def __init__(self, clusters, pi, lam, start=None):
+        self.chain = TwoStateMarkov(pi, lam, start)
+        members = np.atleast_1d(np.asarray(clusters))
+        n = self.chain.n_clients
+        if members.ndim != 1 or members.size == 0 or not np.issubdtype(members.dtype, np.integer):
+            raise ValueError(f"clusters must be a non-empty 1-d sequence of integer cluster indices; got {clusters!r}")
+        if members.min() < 0 or members.max() >= n or len(np.unique(members)) != n:
+            raise ValueError(f"clusters must use every cluster index in [0, {n - 1}] (one per entry of pi and lam); "
+                             f"got indices {sorted(set(members.tolist()))}")
+        self.members = members
+        self.n_clients = len(members)
+
+    def probabilities(self, t: int) -> np.ndarray:
+        return self.chain.probabilities(t)[self.members]
+
+    @property
+    def stationary(self) -> np.ndarray:
+        return self.chain.pi[self.members]
+
+    @property
+    def lambda_bar(self) -> float:
+        """:math:`\\bar\\lambda_2` of the joint chain over clusters: :math:`\\max_c|\\lambda_c|` (A.214)."""
+        return self.chain.lambda_bar
+
+    @property
+    def lambda_thesis(self) -> float:
+        return self.chain.lambda_thesis
+
+    def product_chain(self) -> tuple[np.ndarray, np.ndarray]:
+        """The joint chain of the clusters (the clients' states are a function of it)."""
+        return self.chain.product_chain()
+
+    def init(self, replicas, streams):
+        return self.chain.init(replicas, streams)
+
+    def draw(self, state, t, streams):
+        state, mask = self.chain.draw(state, t, streams)
+        return state, mask[:, torch.as_tensor(self.members, device=mask.device)]
+
+
+@register("participation", "clustered_markov")
+def clustered_markov(clusters, pi, lam, start=None) -> ClusteredMarkov:
+    """Spatially correlated two-state chains: one chain (pi_c, lam_c) per cluster, shared by its clients."""
+    return ClusteredMarkov(clusters, pi, lam, start)
+
+
+def thesis_spatial_setting(clients_per_cluster: int = 10) -> dict:
+    """The thesis' spatial-correlation experiment (Ch. 2 §2.5.2, L885 and L899): 10 clusters, clusters 0-4 with
+    pi_c = 0.9, lam_c = 0 and clusters 5-9 with pi_c = 0.1, lam_c = c/10; parameters of ``clustered_markov``."""
+    clusters = np.repeat(np.arange(10), clients_per_cluster)
+    return {"clusters": clusters.tolist(), "pi": [0.9] * 5 + [0.1] * 5,
+            "lam": [0.0] * 5 + [c / 10 for c in range(5, 10)]}
