@@ -12,7 +12,11 @@ With objective weights (or user weights) :math:`q` and :math:`a_i = \mathbb 1\{i
 ============  ===================================================  ==================================================
 
 ``q`` defaults to the problem's objective weights :math:`\alpha`.  The thesis'
-unbiased choice is ``all`` with :math:`q_i = \alpha_i/\pi_i` (:func:`unbiased_weights`).
+unbiased choice is ``all`` with :math:`q_i = \alpha_i/\pi_i` (:func:`unbiased_weights`).  Its Ch. 2 baselines
+(seed 001 §2.5.1; digest 001 §2.5) are all expressed by the kinds above: Unbiased = ``all`` with
+:math:`q=\alpha/\pi`; AdaFed = ``active`` with :math:`q=\alpha/\pi`; More available = ``all`` with
+:math:`q_i=\alpha_i/\pi_i` on the more available clients and 0 on the others (the thesis leaves the included
+clients' weights open; digest §2.5 item 2).  CA-Fed is its own kernel (:mod:`theorylab.kernels.cafed`).
 """
 
 from __future__ import annotations
