@@ -1,5 +1,19 @@
 """Claims of seed 001 — Rodio's thesis on client heterogeneity (digests shared/spec/001_thesis_ch1-3.md and
 001_thesis_ch4-6.md), one module per part of the thesis.
 
-* :mod:`.error_decomposition` — ch. 2, Theorems 2.3.2 and 2.3.4: error = optimisation + bias (chi^2 and TV bounds).
+Chapter 2 (Markov-correlated availability, CA-Fed):
+
+* :mod:`.error_decomposition` — Theorems 2.3.2 and 2.3.4: error = optimisation + bias (chi^2 and TV bounds).
+* :mod:`.markov` — the two-state and product chains, the mixing bound (2.5) with C_P and T_P, mixing times (V1-V4).
+* :mod:`.estimators` — the Beta-Bayesian pi_hat and transition-count lambda_hat, the author's variant, FedAU (V5, V26).
+* :mod:`.cafed` — CA-Fed's proxy, its kappa_bar^2 limits and the clients it excludes (V11-V13).
+* :mod:`.cafed_markov` — the weighted scheme under Markov availability, by exact moments (V8, V10).
+* :mod:`.ch2_theory` — Remark 1.3.1, Theorem 2.3.3, the q-optimisation (2.19) and its convexity (V7, V9, V15, V16).
+
+Chapter 3 (stale updates, FedStale):
+
+* :mod:`.fedstale` — unbiasedness and the exact participation variance (V17, V18).
+* :mod:`.fedstale_toy` — the motivating example (Fig. 3.1) and step-size sensitivity in beta (V21, V22).
+* :mod:`.fedstale_guidelines` — Guidelines A and B for the best beta (V23).
+* :mod:`.ch3_theory` — Theorem 3.4.1's right side and step conditions, beta*, the lower bound (V19, V20, V24, V25).
 """
