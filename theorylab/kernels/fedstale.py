@@ -94,6 +94,9 @@ def fedstale_aggregate(x: torch.Tensor, end: torch.Tensor, fresh: torch.Tensor, 
     return (1.0 - beta) * fedavg + beta * fedvarp
 
 
+THESIS_BETAS = (0.0, 0.2, 0.5, 0.8, 1.0)  # the thesis' grid of beta (seed 001 §3.5.1; digest 001 §2.7, §5.3)
+
+
 @register("algorithm", "fedstale")
 def fedstale(beta: float = 0.5, local_steps: int = 5, lr=0.05, weights: str = "known_p", memory: str = "zeros",
              empty_round: str = "apply", all_compute: bool = False, server: dict | None = None) -> Algorithm:

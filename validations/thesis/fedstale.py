@@ -23,11 +23,10 @@ from theorylab.checks import equal, in_interval
 from theorylab.claims import Evidence, claim
 from theorylab.exact.poisson_binomial import subset_probabilities, subsets
 from theorylab.kernels.algorithm import Round
-from theorylab.kernels.fedstale import fedstale
+from theorylab.kernels.fedstale import THESIS_BETAS as BETAS, fedstale
 from theorylab.registry import build
 from theorylab.rng import Streams
 
-BETAS = (0.0, 0.2, 0.5, 0.8, 1.0)  # the thesis' coarse grid (digest §2.7)
 P = np.array([0.9, 0.6, 0.3, 0.1, 0.05])
 SOURCE = "seed 001 Ch. 3 Alg. 4, eqs. (3.8)-(3.9), App. B (B.3)-(B.5), Remark A.2, (B.63); digest 001 §2.7, §4.7"
 

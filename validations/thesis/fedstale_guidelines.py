@@ -1,48 +1,28 @@
 r"""Thesis ch. 3 §3.4.2 Guidelines A and B (seed 001, eq. (3.14) and Fig. 3.2; digest 001 §4.9, §5.3, §8 V23): the
 best weight on stale updates grows with data heterogeneity and shrinks with participation heterogeneity.
 
-Stand-in for the MNIST grid of Fig. 3.2 (digest §5.3): :math:`N = 4` clients in two groups, as in the thesis (group
-1 always participates, group 2 with :math:`p_{\min}`), so that :math:`p_{\rm avg}/p_{\min} = (1+p_{\min})/(2p_{\min})`
-runs over the thesis' values 1.5, 5.5, 25.5, ... .  Data heterogeneity only in group 2, as the thesis' label swap:
-Q-shift clients :math:`F_i(w) = \frac12(w-u_i)^2` with :math:`u = (0, 0, s, -s)`, so :math:`\sigma_g^2 =
-\frac1N\sum_i\|\nabla F_i-\nabla F\|^2 = s^2/2` at every :math:`w` (A8 holds with equality).  Gradient noise
-:math:`\sigma = 1`, :math:`K = 5`, :math:`\eta_s = 1`, :math:`w^{(1)} = 5`, horizon :math:`T = 10/p_{\min}` (the
-thesis' "first ten participations of the least participating client"), :math:`\eta_c` tuned per cell and per
-:math:`\beta` on a half-decade grid like the thesis'.  The measure is the exact expected loss
-:math:`\mathbb E F(w^T) - F^\star` by enumeration of participation outcomes
-(:mod:`theorylab.exact.fedstale_moments`, checked against the kernel in ``thesis.fedstale.motivating_example``);
-:math:`\beta_{\rm opt}` is its minimiser over the thesis' grid :math:`\{0, 0.2, 0.5, 0.8, 1\}`.
+Stand-in for the MNIST grid of Fig. 3.2 (digest §5.3): the two-group quadratic of :mod:`figures.thesis_fig3_2`
+(group 1 always participates, group 2 with :math:`p_{\min}`, :math:`p_{\rm avg}/p_{\min} = (1+p_{\min})/(2p_{\min})`;
+centres :math:`u = (0, 0, s, -s)`, :math:`\sigma_g^2 = s^2/2`; :math:`T = 10/p_{\min}`, :math:`\eta_c` tuned per cell
+and per :math:`\beta`).  The measure is the exact expected loss :math:`\mathbb E F(w^T) - F^\star` by enumeration of
+participation outcomes (:mod:`theorylab.exact.fedstale_moments`, checked against the kernel in
+``thesis.fedstale.motivating_example``); :math:`\beta_{\rm opt}` is its minimiser over the thesis' grid
+:math:`\{0, 0.2, 0.5, 0.8, 1\}`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from figures.thesis_fig3_2 import summarise, tuned_losses
 from theorylab.checks import trend
 from theorylab.claims import Evidence, claim
-from theorylab.exact.fedstale_moments import fedstale_moments
-from theorylab.registry import build
-from validations.thesis.fedstale import BETAS
-
-LRS = (10 ** -2.5, 10 ** -2, 10 ** -1.5, 10 ** -1)  # eta_c grid (thesis: 10^-2 ... 10^-4 for its CNNs)
-LOCAL_STEPS, SIGMA, START = 5, 1.0, 5.0
-
-
-def two_groups(shift: float):
-    """Q-shift problem of the module docstring: u = (0, 0, s, -s), sigma_g^2 = s^2 / 2."""
-    centers = [[0.0], [0.0], [shift], [-shift]]
-    return build("testbed", {"name": "quadratic", "hessians": [[[1.0]]] * 4, "centers": centers, "sigma": SIGMA,
-                             "x0": [START]})
 
 
 def best_beta(shift: float, p_min: float) -> tuple[float, float]:
-    """(beta_opt, its tuned eta_c): the minimiser of the exact E F(w^T) - F* at T = 10/p_min, eta_c tuned per beta."""
-    problem, rounds = two_groups(shift), int(round(10 / p_min))
-    p = [1.0, 1.0, p_min, p_min]
-    loss = {(beta, lr): fedstale_moments(problem, p, beta, LOCAL_STEPS, lr, 1.0, rounds)[1][-1]
-            for beta in BETAS for lr in LRS}
-    beta = min(BETAS, key=lambda b: min(loss[b, lr] for lr in LRS))
-    return beta, min(LRS, key=lambda lr: loss[beta, lr])
+    """(beta_opt, its tuned eta_c) of the stand-in at centre shift ``shift`` and ``p_min`` (Fig. 3.2's recipe)."""
+    cell = summarise(tuned_losses(shift, p_min))
+    return cell["beta"], cell["lr"]
 
 
 def _monotone(table: np.ndarray, axis: int, sign: int) -> bool:
