@@ -35,6 +35,13 @@ clients, B = 64) oneDNN *on* was right and oneDNN *off* gave one client a 2.2% r
 conv and first FC gradients, with ``chunk_size`` 1 too, while the forward pass agreed to 1e-5.  In
 float64 (the strategy test) both strategies agree to 1e-15.
 
+For CA-Fed (seed 001 Alg. 3) the problem reports client losses: ``minibatch_losses(x, draw, active)`` on the first
+local step's minibatch of a round (no randomness of its own, so common random numbers survive) and
+``client_values(x)``, the exact :math:`F_i(x)` over each client's data (CA-Fed's initial :math:`\hat F^{(0)}`).
+The thesis' recipes live here too: CA-Fed's four Markov availability classes (:func:`thesis_markov_participation`)
+and FedStale's two Bernoulli groups (:func:`two_group_participation`) with the rare group's labels swapped
+(``label_swap``, :func:`swap_labels`).
+
 ``metrics(x)`` gives the train and test loss and accuracy of a model on fixed, seeded evaluation
 subsets (``eval_train``, ``eval_test`` samples; ``None`` = the whole split) in batches of
 ``eval_batch``, so an evaluation costs a bounded number of forward passes.
@@ -208,6 +215,56 @@ class Network:
             GRADIENTS[self.strategy](self, x, pairs, draw, out)
         return out
 
+    # ----- client losses (CA-Fed, seed 001 Alg. 3 lines 1 and 3) -------------------------------------
+    @torch.no_grad()
+    def minibatch_losses(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
+        r"""``(R, m)``: client :math:`i`'s loss :math:`\frac1B\sum_b\mathrm{CE}(h_{x_r}(a_{j_b}), y_{j_b})` at the
+        server model ``x[r]`` ``(R, d)`` on the minibatch ``draw`` (the first local step's :math:`\mathcal B_i^{(t,0)}`,
+        as Alg. 3 line 3), for the active clients; other rows are 0.  No extra randomness is drawn, so a CA-Fed run
+        consumes the ``data`` stream exactly as the other algorithms do.  The model is evaluated in eval mode (no
+        dropout); crops and flips of the draw are applied."""
+        R, m = x.shape[0], self.n_clients
+        out = torch.zeros((R, m), dtype=x.dtype, device=x.device)
+        mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
+        self.model.eval()
+        try:
+            for r in range(R):
+                clients = mask[r].nonzero().squeeze(1)
+                if len(clients) == 0:
+                    continue
+                pick = lambda t: None if t is None else t[r, clients]  # noqa: E731
+                index = draw.index[r, clients]  # (n, B)
+                inputs = self.inputs("train", index, pick(draw.crop), pick(draw.flip))
+                logits = torch.func.functional_call(self.model, self.unflatten(x[r]), (inputs.flatten(0, 1),))
+                loss = F.cross_entropy(logits, self._labels["train"][index.reshape(-1)], reduction="none")
+                out[r, clients] = loss.view(index.shape).mean(1).to(x.dtype)
+        finally:
+            self.model.train()
+        return out
+
+    @torch.no_grad()
+    def client_values(self, x) -> np.ndarray:
+        r"""``(R, m)`` exact local losses :math:`F_i(x_r)` over each client's whole data (no augmentation, eval mode);
+        CA-Fed's :math:`\hat F^{(0)}` at the initial model (Alg. 3 line 1 leaves it open)."""
+        flat = torch.as_tensor(np.asarray(x), dtype=self.dtype, device=self.device)
+        owner = torch.repeat_interleave(torch.arange(self.n_clients, device=self.device),
+                                        torch.as_tensor(self.sizes, device=self.device))
+        out = np.zeros((flat.shape[0], self.n_clients))
+        self.model.eval()
+        try:
+            for r, params in enumerate(flat):
+                total = torch.zeros(self.n_clients, dtype=torch.float64, device=self.device)
+                for start in range(0, len(self._order), self.eval_batch):
+                    batch = self._order[start:start + self.eval_batch]
+                    logits = torch.func.functional_call(self.model, self.unflatten(params),
+                                                        (self.inputs("train", batch),))
+                    loss = F.cross_entropy(logits, self._labels["train"][batch], reduction="none")
+                    total.index_add_(0, owner[start:start + self.eval_batch], loss.to(torch.float64))
+                out[r] = (total / self._sizes).cpu().numpy()
+        finally:
+            self.model.train()
+        return out
+
     # ----- evaluation --------------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate(self, flat: torch.Tensor, split: str) -> tuple[float, float]:
@@ -313,8 +370,10 @@ GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads}
 
 # ----- testbeds -----------------------------------------------------------------------------------
 def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float, classes_per_client: int,
-                min_size: int, train_size: int | None, seed: int, root, data: dict | None):
-    """The dataset splits and the partition the testbed uses (shared with :func:`fedawe_participation`)."""
+                min_size: int, train_size: int | None, seed: int, root, data: dict | None,
+                label_swap: dict | None = None):
+    """The dataset splits and the partition the testbed uses (shared with :func:`fedawe_participation`); with
+    ``label_swap`` the rarely participating group's labels are swapped (:func:`swap_labels`)."""
     train, test = load(dataset, root, **(data or {}))
     if train_size is not None:
         if int(train_size) != train_size or not clients <= train_size:
@@ -324,6 +383,9 @@ def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float,
                                                                                   replace=False))
             train = train.subset(keep)
     parts = partition(train.labels, clients, partition_scheme, seed, alpha, classes_per_client, min_size)
+    if label_swap is not None:
+        swapped = [parts[i] for i in np.flatnonzero(rare_group(clients, seed))]
+        train = train._replace(labels=swap_labels(train.labels, swapped, seed, **label_swap))
     return train, test, parts
 
 
@@ -332,10 +394,11 @@ def image_testbed(dataset: str, model: str = "cnn_cifar", clients: int = 100, pa
                   train_size: int | None = None, eval_train: int | None = 2000, eval_test: int | None = None,
                   eval_batch: int = 1000, strategy: str = "auto", chunk_size: int = 64, weights: str = "uniform",
                   augment: str | None = None, input_shape=None, seed: int = 0, root=None, data: dict | None = None,
-                  device="cpu", dtype=torch.float32) -> Network:
-    """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``."""
+                  label_swap: dict | None = None, device="cpu", dtype=torch.float32) -> Network:
+    """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``;
+    ``label_swap`` (``{"fraction": s, "labels": [a, b]}``) is FedStale's data heterogeneity (:func:`swap_labels`)."""
     train, test, parts = client_data(dataset, clients, partition, alpha, classes_per_client, min_size, train_size,
-                                     seed, root, data)
+                                     seed, root, data, label_swap)
     return Network(model, train, test, parts, batch_size, strategy, chunk_size, weights, eval_train, eval_test,
                    eval_batch, augment, input_shape, seed, device, dtype)
 
@@ -362,6 +425,80 @@ def fedawe_participation(problem: dict, dynamics: str = "stationary", **schedule
     get = {**defaults, **problem}.get
     train, _, parts = client_data(problem["name"], get("clients"), get("partition"), get("alpha"),
                                   get("classes_per_client"), get("min_size"), get("train_size"), get("seed"),
-                                  get("root"), get("data"))
+                                  get("root"), get("data"), get("label_swap"))
     p = fedawe_availability(train.labels, parts, get("seed"), train.classes)
     return {"name": "bernoulli", "p": [float(v) for v in p], "dynamics": dynamics, **schedule}
+
+
+# ----- the thesis' availability and heterogeneity recipes (seed 001 §2.5.1 and §3.5.1) ---------------------------
+def _recipe_rng(seed: int, purpose: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64([seed, purpose]))
+
+
+def rare_group(clients: int, seed: int) -> np.ndarray:
+    r"""FedStale's two groups (seed 001 §3.5.1; digest 001 §3.4: equal random halves): a bool mask of the
+    ``clients // 2`` clients, drawn from ``seed``, that participate with :math:`p_{\min}`; the others have p = 1."""
+    if int(clients) != clients or clients < 2:
+        raise ValueError(f"clients must be an integer >= 2 for two groups; got {clients}")
+    mask = np.zeros(int(clients), dtype=bool)
+    mask[_recipe_rng(seed, 11).permutation(int(clients))[:int(clients) // 2]] = True
+    return mask
+
+
+def swap_labels(labels, parts, seed: int, fraction: float, labels_pair=(0, 1)) -> np.ndarray:
+    r"""FedStale's data heterogeneity :math:`\hat\sigma_g^2` (seed 001 §3.5.1, after Sattler et al.): in every
+    client of ``parts`` a fraction ``fraction`` of its samples labelled :math:`a` or :math:`b`
+    (``labels_pair``), drawn from ``seed``, has :math:`a` and :math:`b` exchanged.  The thesis names neither the
+    pair nor the group nor what "fraction" counts (digest §5.3 [?]): here the pair is a parameter, the group is the
+    rarely participating one and the fraction counts the samples of the two labels.  Returns new labels."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"label_swap fraction must lie in [0, 1]; got {fraction}")
+    a, b = (int(v) for v in labels_pair)
+    out = np.array(labels, dtype=np.int64, copy=True)
+    if a == b or min(a, b) < 0 or max(a, b) > out.max():
+        raise ValueError(f"label_swap labels_pair must be two different labels in [0, {out.max()}]; got {labels_pair}")
+    rng = _recipe_rng(seed, 13)
+    for part in parts:
+        candidates = part[(out[part] == a) | (out[part] == b)]
+        chosen = rng.permutation(candidates)[:int(round(fraction * len(candidates)))]
+        out[chosen] = a + b - out[chosen]
+    return out
+
+
+def two_group_participation(clients: int, seed: int, p_min: float) -> dict:
+    r"""FedStale's Bernoulli participation (seed 001 §3.5.1; digest §3.4): p = ``p_min`` on :func:`rare_group`,
+    1 on the others, so :math:`p_{\rm avg}/p_{\min} = (1 + p_{\min})/(2p_{\min})` for an even ``clients``."""
+    if not 0.0 < p_min <= 1.0:
+        raise ValueError(f"p_min must lie in (0, 1]; got {p_min}")
+    p = np.where(rare_group(clients, seed), float(p_min), 1.0)
+    return {"name": "bernoulli", "p": [float(v) for v in p]}
+
+
+THESIS_CLASSES = ("more available, correlated", "more available, weakly correlated", "less available, correlated",
+                  "less available, weakly correlated")
+
+
+def availability_classes(clients: int, seed: int) -> np.ndarray:
+    """Each client's index into :data:`THESIS_CLASSES`: four equal classes over a permutation drawn from ``seed``."""
+    if int(clients) != clients or clients < 4:
+        raise ValueError(f"clients must be an integer >= 4 (four availability classes); got {clients}")
+    classes = np.empty(int(clients), dtype=np.int64)
+    for c, members in enumerate(np.array_split(_recipe_rng(seed, 17).permutation(int(clients)), 4)):
+        classes[members] = c
+    return classes
+
+
+def thesis_markov_participation(clients: int, seed: int, g: float = 0.4, nu: float = 0.9, eps: float = 1e-2) -> dict:
+    r"""CA-Fed's availability (seed 001 §2.5.1 L856; digest 001 §3.3, split ``"thesis_text"``): ``markov`` chains
+    in the four equal classes of :func:`availability_classes` (:data:`THESIS_CLASSES`):
+    :math:`\pi = 1/2 \pm g`, and :math:`\lambda_2 = \nu` (correlated) or :math:`\lambda_2\sim\mathcal N(0,
+    \epsilon^2)` (weakly correlated, drawn from ``seed``).  The thesis uses :math:`g = 0.4`, :math:`\nu = 0.9`,
+    :math:`\epsilon = 10^{-2}`."""
+    if not 0.0 < g < 0.5:
+        raise ValueError(f"g must lie in (0, 1/2); got {g}")
+    if not 0.0 <= nu < 1.0 or not eps >= 0:
+        raise ValueError(f"nu must lie in [0, 1) and eps be >= 0; got nu={nu}, eps={eps}")
+    classes = availability_classes(clients, seed)
+    pi = np.where(classes < 2, 0.5 + g, 0.5 - g)
+    lam = np.where(classes % 2 == 0, nu, _recipe_rng(seed, 19).normal(0.0, eps, size=int(clients)))
+    return {"name": "markov", "pi": pi.tolist(), "lam": lam.tolist()}

@@ -37,10 +37,12 @@ def exposed_points(algorithm: dict, clients: int) -> list[str]:
 
     They are read from ``points(init(problem, x0))`` on a stand-in problem with one parameter: a kernel's
     point names depend on the number of clients (e.g. FedAWE's ``client<i>``), never on the model, so no
-    data or network is needed to know them before training."""
+    data or network is needed to know them before training.  The stand-in's client losses and minima are zero
+    (CA-Fed's ``init`` reads them)."""
     kernel = build("algorithm", algorithm)
     standin = SimpleNamespace(n_clients=clients, dim=1, weights=torch.full((clients,), 1.0 / clients,
-                              dtype=torch.float64), dtype=torch.float64, device=torch.device("cpu"))
+                              dtype=torch.float64), dtype=torch.float64, device=torch.device("cpu"),
+                              client_values=lambda x: np.zeros((len(x), clients)), c=np.zeros(clients))
     return sorted(kernel.points(kernel.init(standin, torch.zeros(1, 1, dtype=torch.float64))))
 
 

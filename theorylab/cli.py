@@ -9,12 +9,16 @@ a claim's code errors, not when a paper's claim is violated.
 network testbed for each ``--seeds`` value (results in the store), shows round, accuracy and
 throughput while it runs, and draws the learning curves (mean ± sample std over seeds).  By default
 each algorithm runs with FedAWE Table 7's step size and is read at the point its theory evaluates
-(FedAWE: the all-client mean); ``--lr`` and ``--point`` override them.
+(FedAWE: the all-client mean); ``--lr`` and ``--point`` override them.  ``--algorithm cafed`` runs on the thesis'
+Markov availability classes (``--participation markov``, its default) with their oracle (pi, lambda);
+``--algorithm fedstale --beta B`` on its two Bernoulli groups (``two_groups``, ``--p-min``), optionally with the rare
+group's labels swapped (``--label-swap``); a combination that cannot run is a usage error (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -82,12 +86,10 @@ def cmd_figure(args) -> int:
 
 
 def cmd_train(args) -> int:
-    import json
-
     import numpy as np
 
     from figures.learning_curves import draw
-    from testbeds.network import fedawe_participation, torch_device
+    from testbeds.network import torch_device
     from testbeds.training import TrainProgress, choose_point, final_accuracy, paper_lr0
     from theorylab.config import RunConfig
     from theorylab.registry import build
@@ -96,23 +98,27 @@ def cmd_train(args) -> int:
     torch_device(args.device)  # fail before loading data when the device is missing
     problem = {"name": args.testbed, "model": args.model, "clients": args.clients, "partition": args.partition,
                "alpha": args.alpha, "batch_size": args.batch_size, **json.loads(args.testbed_options or "{}")}
+    if args.label_swap is not None:
+        problem["label_swap"] = {"fraction": args.label_swap}
     algorithm = json.loads(args.algorithm) if args.algorithm.lstrip().startswith("{") else {"name": args.algorithm}
     if args.aggregation:
         algorithm["aggregation"] = args.aggregation
-    lr0 = args.lr if args.lr is not None else paper_lr0(algorithm) or DEFAULT_LR0
-    algorithm = {"local_steps": args.local_steps, "lr": {"name": "inverse_sqrt", "lr0": lr0, "t0": 10}
-                 if args.schedule == "inverse_sqrt" else lr0, **algorithm}
-    label = build("algorithm", algorithm).name
-    point = choose_point(algorithm, problem["clients"], args.point)
-    store, traces = _store(args), []
+    dynamics = _check_train_combination(args, algorithm)
+    if args.beta is not None:
+        algorithm["beta"] = args.beta
+    traces = []
     try:
-        for seed in args.seeds:
-            spec = {**problem, "seed": seed}
-            if args.participation.lstrip().startswith("{"):
-                participation = json.loads(args.participation)
-            else:
-                participation = fedawe_participation(spec, args.participation)
-            config = RunConfig(spec, participation, algorithm, args.rounds, args.replicas, seed, args.every,
+        runs = [(seed, {**problem, "seed": seed}) for seed in args.seeds]
+        runs = [(seed, spec, *_train_participation(args, spec, algorithm, dynamics)) for seed, spec in runs]
+        lr0 = args.lr if args.lr is not None else paper_lr0(runs[0][3]) or DEFAULT_LR0
+        lr = {"name": "inverse_sqrt", "lr0": lr0, "t0": 10} if args.schedule == "inverse_sqrt" else lr0
+        runs = [(seed, spec, part, {"local_steps": args.local_steps, "lr": lr, **kernel})
+                for seed, spec, part, kernel in runs]
+        label = build("algorithm", runs[0][3]).name
+        point = choose_point(runs[0][3], problem["clients"], args.point)
+        store = _store(args)  # only once every usage error has had its chance
+        for seed, spec, participation, kernel in runs:
+            config = RunConfig(spec, participation, kernel, args.rounds, args.replicas, seed, args.every,
                                args.device, args.dtype)
             bar = TrainProgress(args.rounds, args.local_steps * args.batch_size, point, f"{label} seed {seed}")
             traces.append(run(config, store, progress_bar=False, on_record=bar))
@@ -120,22 +126,56 @@ def cmd_train(args) -> int:
         print(f"theorylab: error: {err}", file=sys.stderr)
         return 2
     accuracy = np.concatenate([final_accuracy(t, point, args.window) for t in traces])
-    dynamics = "custom" if args.participation.lstrip().startswith("{") else args.participation
     name = f"train-{args.testbed}-{label.replace('[', '-').rstrip(']')}-{dynamics}"
     figure = draw({f"{args.testbed}, {dynamics} participation": {label: traces}},
                   Path(args.out) / "figures" / f"{name}.png", {label: point},
                   f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± sample std over runs")
     spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
-    print(f"{label} ({_step_size(algorithm['lr'])}): final test accuracy of the {point} model (mean of the last {args.window} "
-          f"evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
+    print(f"{label} ({_step_size(runs[0][3]['lr'])}): final test accuracy of the {point} model (mean of the last "
+          f"{args.window} evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
           f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
     return 0
 
 
+def _check_train_combination(args, algorithm: dict) -> str:
+    """The participation's name (``custom`` for a JSON spec), after refusing combinations that cannot run: CA-Fed
+    needs the oracle (pi, lambda) of ``markov`` availability; ``--beta`` is FedStale's; ``--p-min`` sets
+    ``two_groups``.  Defaults: ``markov`` for cafed, ``two_groups`` for fedstale, FedAWE's ``sine`` otherwise."""
+    name = algorithm.get("name")
+    default = {"cafed": "markov", "fedstale": "two_groups"}.get(name, "sine")
+    dynamics = args.participation or default
+    custom = dynamics.lstrip().startswith("{")
+    if args.beta is not None and name != "fedstale":
+        raise ValueError(f"--beta is FedStale's staleness weight; it needs --algorithm fedstale, not {name!r}")
+    if args.p_min is not None and dynamics != "two_groups":
+        raise ValueError(f"--p-min sets the rare group of --participation two_groups, not {dynamics!r}")
+    if name == "cafed" and dynamics != "markov" and not (custom and json.loads(dynamics).get("name") == "markov"):
+        raise ValueError(f"--algorithm cafed needs Markov availability (--participation markov or a JSON 'markov' "
+                         f"spec) for its oracle (pi, lambda); got {dynamics!r}")
+    return "custom" if custom else dynamics
+
+
+def _train_participation(args, spec: dict, algorithm: dict, dynamics: str) -> tuple[dict, dict]:
+    """The participation spec of one seed's run and the algorithm spec completed for it (CA-Fed: the chains'
+    oracle pi and lambda, and the running-minimum F_i* since a network has no known minima)."""
+    from testbeds.network import fedawe_participation, thesis_markov_participation, two_group_participation
+
+    if dynamics == "custom":
+        participation = json.loads(args.participation)
+    elif dynamics == "markov":
+        participation = thesis_markov_participation(spec["clients"], spec["seed"])
+    elif dynamics == "two_groups":
+        p_min = 0.1 if args.p_min is None else args.p_min
+        participation = two_group_participation(spec["clients"], spec["seed"], p_min)
+    else:
+        participation = fedawe_participation(spec, dynamics)
+    if algorithm["name"] == "cafed":
+        algorithm = {"pi": participation["pi"], "lam": participation["lam"], "f_star": "running_min", **algorithm}
+    return participation, algorithm
+
+
 def _step_size(lr) -> str:
     """The local step size of a run as the summary line shows it: a schedule's eta_0, or the spec as given."""
-    import json
-
     return f"eta_0 = {lr['lr0']:g}" if isinstance(lr, dict) and "lr0" in lr else f"lr = {json.dumps(lr)}"
 
 
@@ -183,8 +223,15 @@ def parser() -> argparse.ArgumentParser:
                     f"{DEFAULT_LR0} for any other)")
     tr.add_argument("--schedule", choices=("inverse_sqrt", "constant"), default="inverse_sqrt",
                     help="eta_0 / sqrt(t/10 + 1) as FedAWE's code (default), or constant")
-    tr.add_argument("--participation", default="sine", help="FedAWE dynamics on the recipe p_i = <nu_i, phi> "
-                    "(stationary | staircase | sine | interleaved_sine) or a JSON participation spec")
+    tr.add_argument("--participation", help="FedAWE dynamics on the recipe p_i = <nu_i, phi> (stationary | "
+                    "staircase | sine | interleaved_sine), markov (CA-Fed's four availability classes, thesis "
+                    "§2.5.1), two_groups (FedStale's p = 1 / p_min halves, thesis §3.5.1) or a JSON participation "
+                    "spec; default markov for cafed, two_groups for fedstale, sine otherwise")
+    tr.add_argument("--beta", type=float, help="FedStale's weight of stale updates in [0, 1] (fedstale only)")
+    tr.add_argument("--p-min", type=float, help="participation probability of the rare group of two_groups "
+                    "(default 0.1)")
+    tr.add_argument("--label-swap", type=float, help="FedStale's data heterogeneity sigma_g^2: the fraction of the "
+                    "rare group's labels 0 and 1 that are swapped (thesis §3.5.1)")
     tr.add_argument("--rounds", type=int, default=100)
     tr.add_argument("--every", type=int, default=10, help="evaluate every this many rounds (default 10)")
     tr.add_argument("--window", type=int, default=5, help="final accuracy = mean of the last WINDOW evaluations")

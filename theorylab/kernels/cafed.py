@@ -2,10 +2,14 @@ r"""CA-Fed, Correlation-Aware FL (seed 001 Ch. 2, Algorithm 3, eqs. (2.21)–(2.
 
 Round :math:`t` (all server state is :math:`O(m)` scalars per replica):
 
-1. **Losses** (line 3).  Every active client reports its loss at the server model :math:`x^t`; on a testbed with
-   exact client values (``problem.client_values``, the quadratic) the exact :math:`F_i(x^t)` stands for the thesis'
-   one-minibatch estimate, optionally plus :math:`\mathcal N(0, \text{loss\_noise}^2)` drawn from the replica's
-   ``data`` stream (the quadratic consumes only the ``gradient`` stream, so common random numbers survive).
+1. **Losses** (line 3).  Every active client reports its loss at the server model :math:`x^t`.  On a problem with
+   ``minibatch_losses(x, draw, active)`` (a network, :mod:`testbeds.network`) it is the thesis' estimate on the
+   minibatch :math:`\mathcal B_i^{(t,0)}` of the client's first local step: the round's draw is taken once and both
+   the losses and local SGD read it, so CA-Fed consumes the ``data`` stream exactly as the other algorithms do
+   (common random numbers); ``loss_noise`` is refused there.  Otherwise (``problem.client_values``, the quadratic)
+   the exact :math:`F_i(x^t)` stands for that estimate, optionally plus :math:`\mathcal N(0, \text{loss\_noise}^2)`
+   drawn from the replica's ``data`` stream (the quadratic consumes only the ``gradient`` stream, so common random
+   numbers survive).
 2. **Estimators** (line 4).  The AR filter (2.22)
    :math:`\hat F_i \leftarrow (1-b\,a_i)\hat F_i + b\,a_i F_i` with :math:`b=\beta\in(0,1]` (``loss_filter="thesis"``)
    or :math:`b = 1-\beta`, :math:`\beta\in[0,1)` (``"repo"``: the author's code's ``smoothness_param``, so the thesis'
@@ -139,6 +143,19 @@ def _losses_of(problem, need_minima: bool):
     return lambda x: torch.as_tensor(problem.client_values(x.detach().cpu().numpy()), dtype=x.dtype, device=x.device)
 
 
+class _Drawn:
+    """``problem`` whose ``sample`` returns this round's draw, taken once for both the losses and local SGD."""
+
+    def __init__(self, problem, samples):
+        self._problem, self._samples = problem, samples
+
+    def sample(self, streams, steps):
+        return self._samples
+
+    def __getattr__(self, name):
+        return getattr(self._problem, name)
+
+
 @register("algorithm", "cafed")
 def cafed(pi=None, lam=None, kappa2: float = 1.0, tau: float = 0.0, beta: float = 1.0, loss_filter: str = "thesis",
           f_star: str = "oracle", availability: str = "oracle", lambda_order: str = "raw", bias_factor: float = 4.0,
@@ -173,6 +190,9 @@ def cafed(pi=None, lam=None, kappa2: float = 1.0, tau: float = 0.0, beta: float 
         return tuple(torch.as_tensor(v, dtype=like.dtype, device=like.device).expand_as(like) for v in oracle)
 
     def init(problem, x0):
+        if loss_noise > 0 and hasattr(problem, "minibatch_losses"):
+            raise ValueError("loss_noise is for problems with exact client losses; a problem with minibatch_losses "
+                             "already reports noisy (one-minibatch) losses")
         losses = _losses_of(problem, not running_min)(x0)
         if oracle is not None and any(v.shape != (problem.n_clients,) for v in oracle):
             raise ValueError(f"pi and lam must have one entry per client ({problem.n_clients}); got "
@@ -185,7 +205,12 @@ def cafed(pi=None, lam=None, kappa2: float = 1.0, tau: float = 0.0, beta: float 
 
     def step(state, rnd, problem):
         x, active = state["x"], rnd.active
-        losses = _losses_of(problem, not running_min)(x)
+        if hasattr(problem, "minibatch_losses"):
+            samples = problem.sample(rnd.streams, steps)
+            losses = problem.minibatch_losses(x, samples[0], active)
+            problem = _Drawn(problem, samples)
+        else:
+            losses = _losses_of(problem, not running_min)(x)
         if loss_noise > 0:
             losses = losses + rnd.streams.normal("data", (problem.n_clients,), losses.dtype, scale=loss_noise)
         F_hat = ar_filter(state["cafed.F_hat"], losses, active, weight)
