@@ -229,3 +229,60 @@ def test_support_grows_by_one_per_round_under_full_participation():
                     rounds=15, replicas=2, seed=0, every=1)
     support = run(cfg).metrics["server.support"]
     np.testing.assert_array_equal(support, np.broadcast_to(np.arange(16), (2, 16)))  # k^(t) = t (B.134)
+
+
+# ----- the Omega-form (3.13), the support's first passage, the equal-p_var designs ------------------------------
+def test_omega_constant_by_hand_and_by_grid():
+    h = lb.omega_ratio(np.array([0.0, 1.0, 1e6]))
+    assert h[0] == pytest.approx(2 * 81) and h[1] == pytest.approx(3 * 169 / 2) and h[2] == pytest.approx(16, rel=1e-5)
+    grid = lb.omega_ratio(np.linspace(0, 20, 200_001)).max()
+    assert lb.omega_constant() == pytest.approx(grid, rel=1e-8) and lb.omega_constant() >= h.max()
+
+
+def test_omega_form_is_below_b141_and_tight_up_to_its_constant():
+    gap = lb.chain_gap(1.0, 10)
+    x = np.linspace(0.0, 40.0, 401)  # p_min t
+    omega, printed = lb.lower_bound_omega(1.0, gap, 0.5, 2 * x), lb.lower_bound_b141(1.0, gap, 0.5, 2 * x)
+    assert np.all(omega <= printed * (1 + 1e-12))
+    assert np.all(printed / omega <= lb.omega_constant() / 16 + 1e-9)
+    # p_min = 0.5, t = 2: (B.141) = 3 gap / (3 * 13^2), the Omega-form 3 gap / (h* * 2)
+    assert float(lb.lower_bound_omega(1.0, gap, 0.5, 2)) == pytest.approx(3 * gap / (2 * lb.omega_constant()))
+
+
+def test_support_passage_mean_by_hand():
+    assert lb.support_passage_mean(0, 0.3) == 0
+    assert lb.support_passage_mean(1, 0.3) == 1  # i0 is always active
+    assert lb.support_passage_mean(4, 0.25) == pytest.approx(2 + 2 / 0.25)
+    assert lb.support_passage_mean(5, 0.5) == pytest.approx(3 + 2 / 0.5)
+    with pytest.raises(ValueError, match="k must"):
+        lb.support_passage_mean(-1, 0.5)
+    with pytest.raises(ValueError, match="p_min"):
+        lb.support_passage_mean(2, 1.5)
+
+
+def test_support_passage_matches_a_direct_simulation_of_the_zero_chain():
+    # independent of the kernels: Bernoulli(p) masks drive k -> k + 1 (i0 at even k, i1 at odd k), as (B.134)
+    rng = np.random.Generator(np.random.PCG64(3))
+    p, k_target, runs = 0.2, 4, 20_000
+    active = rng.random((runs, 400)) < p
+    times = np.empty(runs)
+    for r in range(runs):
+        k, t = 0, 0
+        while k < k_target:
+            k += 1 if k % 2 == 0 or active[r, t] else 0
+            t += 1
+        times[r] = t
+    assert times.mean() == pytest.approx(lb.support_passage_mean(k_target, p), abs=4 * times.std() / np.sqrt(runs))
+
+
+def test_equal_pvar_designs_keep_p_var_and_p_min():
+    from validations.thesis.ch3_scaling import equal_pvar_design
+
+    for p_min in (0.5, 0.3, 0.2):
+        p = equal_pvar_design(p_min, mean_inv_p=2.0, n=4)
+        s = ch3.participation_summaries(p)
+        assert s["inv_p_var"] == pytest.approx(1.0) and s["p_min"] == pytest.approx(p_min)
+    with pytest.raises(ValueError, match="admits no design"):
+        equal_pvar_design(0.1, mean_inv_p=2.0, n=4)
+    with pytest.raises(ValueError, match="p_min"):
+        equal_pvar_design(0.0)

@@ -153,3 +153,20 @@ def test_clustered_chain_shares_states_and_reduces_to_markov():
 def test_bad_clusters_are_refused(clusters, message):
     with pytest.raises(ValueError, match=message):
         clustered_markov(clusters, [0.3, 0.8, 0.5], [0.6, 0.1, -0.5])
+
+
+def test_mixing_constants_of_a_product_with_repeated_eigenvalues():
+    """Memoryless clients (lambda_2 = 0) repeat the eigenvalue 0; numpy's eigenvectors for it can be dependent.
+    The bound (2.5) must still hold with the returned C_P: P^t = 1 rho^T exactly for t >= 1."""
+    from theorylab.participation.markov_analytics import mixing_constants
+
+    factors = [np.array([[1 - p, p], [1 - p, p]]) for p in (0.7, 0.4, 0.8)]
+    P = factors[0]
+    for F in factors[1:]:
+        P = np.kron(P, F)
+    c = mixing_constants(P)
+    assert np.isfinite(c.c_p) and c.t_p == 0 and c.lam == pytest.approx(0.5)
+    rho = np.linalg.matrix_power(P, 50)[0]
+    for t in range(0, 6):
+        gap = np.abs(np.linalg.matrix_power(P, t) - rho).max()
+        assert gap <= c.c_p * c.lam ** t + 1e-12

@@ -1,7 +1,7 @@
 r"""Thesis ch. 2 theory calculators: Theorem 2.3.3 (reconciled) and the q-optimisation (2.19)/(A.192).
 
 Source: seed 001 Ch. 2, Theorem 2.3.3, eqs. (2.12)-(2.18), proof App. B.C (A.95)-(A.167), App. E (A.187)-(A.207);
-digest 001 §4.3, §4.5, §6 errata 1 and 19, §7.4.
+digest 001 §4.3, §4.5, §6 errata 1, 2 and 19, §7.4.
 
 **Reconciled Theorem 2.3.3** (digest §6 erratum 1: the main text omits :math:`1/\sum_t\eta_t`, the appendix the
 :math:`1/\pi^\top q` on the first term).  With decreasing steps satisfying (2.12) and :math:`T\ge T_P`,
@@ -99,7 +99,9 @@ class ChainMixing:
 @dataclass(frozen=True)
 class Ch2Constants:
     r"""Problem constants of Theorem 2.3.3: :math:`L`, :math:`K`, :math:`{\rm diam}(W)`, :math:`D`, :math:`G`,
-    :math:`H`, :math:`\Gamma` (2.9), per-client :math:`\pi_i` and :math:`\sigma_i^2`."""
+    :math:`H`, :math:`\Gamma` (2.9), per-client :math:`\pi_i` and :math:`\sigma_i^2`.  :math:`H` bounds
+    :math:`|F_i(w)-F_i(w_B^*)|` on :math:`W` as in (2.8), which the proofs use (digest §6 erratum 2: App. Lemma B.1
+    states it with :math:`w_i^*`)."""
 
     L: float
     K: int

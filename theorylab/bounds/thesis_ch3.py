@@ -19,6 +19,8 @@ Participation summaries (Theorem 3.4.1): :math:`1/p_{\rm var}=\frac1N\sum_i(1-p_
     +\beta^2\frac{384\eta Lp_{\rm avg}}{p_{\rm var}p_{\min}}\kappa_K\sigma_g^2
     +\frac{12\eta L}{NTp_{\rm var}}\sigma_g^2 .
 
+The stochastic term's factor is :math:`\frac1N\sum_i\frac1{p_i}=1+\frac1{p_{\rm var}}` as in (B.124); the main
+text's (3.10) writes :math:`1/p_{\rm var}` (digest §6 erratum 21), which :func:`rhs_b124` does not follow.
 Minimising its :math:`\beta`-dependent part :math:`\beta^2a+(1-\beta)^2b` gives :math:`\beta^*=b/(a+b)`
 (:func:`beta_star_exact`), the form of (3.14) with :math:`a_1=2`, :math:`a_2=16` plus the memory-initialisation
 and :math:`\kappa_K\sigma^2` corrections (digest §4.9).

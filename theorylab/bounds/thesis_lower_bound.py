@@ -16,6 +16,22 @@ Since :math:`g` is convex and decreasing (:math:`1/g` is a product of positive a
 log-convex), Jensen gives the corrected bound :math:`\min_{s\le t}\mathbb E\|\nabla F(w^{(s)})\|^2\ge g(3+2p_{\min}t)
 =\frac{3L^2}{8(2p_{\min}t+4)(2p_{\min}t+5)(4p_{\min}t+9)}` (:func:`lower_bound_corrected`), against the printed
 (B.141) :math:`\frac{3L(F(w^{(1)})-F^*)}{(p_{\min}t+2)(4p_{\min}t+9)^2}` (:func:`lower_bound_b141`).
+
+**The Omega-form (3.13).** With :math:`x=p_{\min}t\ge0` and :math:`h(x)=\frac{(x+2)(4x+9)^2}{x^3+1}` (continuous,
+:math:`h(0)=162`, :math:`h(x)\to16`), (B.141) equals :math:`\frac{3L\,{\rm gap}}{h(x)(x^3+1)}\ge
+\frac{3L\,{\rm gap}}{h^*(p_{\min}^3t^3+1)}` with :math:`h^*=\max_{x\ge0}h` (:func:`omega_constant`, at a real root
+of :math:`N'D-ND'`), which is (3.13) with an explicit constant (:func:`lower_bound_omega`); and (3.13) is tight up to
+the factor :math:`h^*/16`.
+
+**Rounds.** The support advances only through :math:`i_0` (always active) at even :math:`k` and through :math:`i_1`
+(active with probability :math:`p_{\min}`) at odd :math:`k`, one coordinate per round at most, and it does advance
+when that client is active (its gradient has a non-zero entry at :math:`k+1` as soon as :math:`w_k\ne0`).  So the
+first round at which the support reaches :math:`k` is a sum of :math:`\lceil k/2\rceil` single rounds and
+:math:`\lfloor k/2\rfloor` independent Geometric(:math:`p_{\min}`) waits, with mean
+:math:`\lceil k/2\rceil+\lfloor k/2\rfloor/p_{\min}` (:func:`support_passage_mean`).  Since
+:math:`\|\nabla F\|^2\ge g(k)`, no fresh-and-stale procedure reaches :math:`\|\nabla F\|^2\le\varepsilon` before its
+support reaches :math:`k_\varepsilon=\min\{k:g(k)\le\varepsilon\}`: rounds to :math:`\varepsilon` are
+:math:`\Omega(1/p_{\min})`, the conclusion Theorem 3.4.4 draws.
 """
 
 from __future__ import annotations
@@ -83,3 +99,32 @@ def periodic_support_bound(t, tau: int) -> np.ndarray:
         raise ValueError(f"tau must be an integer >= 1; got {tau}")
     t = np.asarray(t, dtype=np.int64)
     return 1 + (t + tau - 2) // tau + (t + tau - 1) // tau
+
+
+def omega_ratio(x) -> np.ndarray:
+    """:math:`h(x)=(x+2)(4x+9)^2/(x^3+1)` (module docstring)."""
+    x = np.asarray(x, dtype=np.float64)
+    return (x + 2) * (4 * x + 9) ** 2 / (x ** 3 + 1)
+
+
+def omega_constant() -> float:
+    r""":math:`h^*=\max_{x\ge0}h(x)`, over :math:`x=0` and the non-negative real roots of :math:`N'D-ND'`."""
+    P = np.polynomial.Polynomial
+    num, den = P([2, 1]) * P([9, 4]) ** 2, P([1, 0, 0, 1])
+    roots = (num.deriv() * den - num * den.deriv()).roots()
+    critical = [r.real for r in roots if abs(r.imag) < 1e-9 and r.real >= 0]
+    return float(np.max(omega_ratio([0.0] + critical)))
+
+
+def lower_bound_omega(L: float, gap: float, p_min: float, t) -> np.ndarray:
+    r"""(3.13) with the constant (B.141) gives: :math:`\frac{3L\,{\rm gap}}{h^*(p_{\min}^3t^3+1)}`."""
+    x = _check_p(p_min) * np.asarray(t, dtype=np.float64)
+    return 3 * _check_L(L) * gap / (omega_constant() * (x ** 3 + 1))
+
+
+def support_passage_mean(k: int, p_min: float) -> float:
+    r"""Mean first round at which the support reaches ``k`` from :math:`w^{(1)}=0` (rounds counted from 0):
+    :math:`\lceil k/2\rceil+\lfloor k/2\rfloor/p_{\min}` (module docstring)."""
+    if int(k) != k or k < 0:
+        raise ValueError(f"k must be an integer >= 0; got {k}")
+    return (k + 1) // 2 + (k // 2) / _check_p(p_min)

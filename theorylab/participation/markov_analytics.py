@@ -263,9 +263,13 @@ def _unit_basis(P: np.ndarray) -> np.ndarray | None:
         close = ~done & (np.abs(w - w[k]) < _CLUSTER)
         done |= close
         if close.sum() > 1:
-            sv = np.linalg.svd(P - w[close].mean() * np.eye(len(P)), compute_uv=False)
+            _, sv, vh = np.linalg.svd(P - w[close].mean() * np.eye(len(P)))
             if (sv < _CLUSTER * max(1.0, sv[0])).sum() < close.sum():
                 return None
+            # numpy's eigenvectors of a repeated eigenvalue may be (nearly) dependent: use an orthonormal basis
+            # of the eigenspace instead, the right singular vectors of its smallest singular values
+            U = U.astype(np.result_type(U, vh))
+            U[:, close] = vh[-int(close.sum()):].conj().T
     return U
 
 

@@ -1,9 +1,9 @@
-"""Thesis ch. 1-2 theory (seed 001 Remark 1.3.1, Theorem 2.3.3, (2.19), App. D-E; digest 001 §1.1, §4.3, §4.5,
-§6 errata 1, 19, 22, §8 V7, V9, V15, V16).
+"""Thesis ch. 1-2 theory (seed 001 Remark 1.3.1, (2.19), App. D-E; digest 001 §1.1, §4.5, §6 erratum 22, §8 V7,
+V15, V16).
 
-Remark 1.3.1's two heterogeneity inequalities; the reconciled Theorem 2.3.3 evaluated by its calculator against a
-Markov-availability run; convexity of the bias term on slices ||q||_1 = Q and its non-convexity on the orthant
-(Props. D.1-D.2); the q-optimisation (A.192) by cvxpy vs its KKT closed form and the regime of Guideline A.
+Remark 1.3.1's two heterogeneity inequalities; convexity of the bias term on slices ||q||_1 = Q and its non-convexity
+on the orthant (Props. D.1-D.2); the q-optimisation (A.192) by cvxpy vs its KKT closed form and the regime of
+Guideline A.  Theorem 2.3.3 has its own module, :mod:`.thm2_3_3`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from testbeds.heterogeneity import chi2, gamma_ch1, gamma_ch2, sigma_g2_at_optimum
-from testbeds.quadratic import Quadratic, random_quadratic
+from testbeds.heterogeneity import chi2, gamma_ch1, sigma_g2_at_optimum
+from testbeds.quadratic import random_quadratic
 from theorylab.bounds import thesis_ch2 as ch2
 from theorylab.checks import at_least, at_most, equal, trend
 from theorylab.claims import Evidence, claim
-from theorylab.config import RunConfig
-from theorylab.participation.markov import markov
-from theorylab.participation.markov_analytics import mixing_constants
 
 
 @claim("thesis.ch2.remark_1_3_1",
@@ -191,62 +188,3 @@ def guideline_a(ctx) -> Evidence:
                                  f"A_ii in [{A.min():.3g}, {A.max():.3g}] (Theorem 2.3.3 calculator, "
                                  "eta_t = 0.01/t, K = 1, M = 2^8)"))
     return Evidence(checks, errata=["Guideline A holds only in the v-dominated regime (digest §6 erratum 22)."])
-
-
-def _ball_constants(problem: Quadratic, alpha_problem: Quadratic, R: float) -> dict[str, float]:
-    """Upper bounds on D, H of Lemma 2.3.1 over the ball W = {||w|| <= R} (larger constants only enlarge the
-    bound): ||A_i(w - c_i)|| <= lam_max(A_i)(R + ||c_i||), |F_i(w) - F_i(w_B*)| <= lam_max(A_i)(R + ||c_i||)^2 / 2."""
-    reach = problem.eigenvalues[:, -1] * (R + np.linalg.norm(problem.u, axis=1))
-    half = 0.5 * problem.eigenvalues[:, -1] * (R + np.linalg.norm(problem.u, axis=1)) ** 2
-    return {"D": float(reach.max()), "H": float(half.max()), "Gamma": gamma_ch2(alpha_problem)}
-
-
-@claim("thesis.ch2.thm2_3_3",
-       "seed 001 Ch. 2, Theorem 2.3.3 (2.12)-(2.18) reconciled with App. B.C (A.166)-(A.167) and App. E (A.187); "
-       "digest 001 §4.3, §6 errata 1, 19, §8 V9",
-       "Under Markov availability started in its stationary law and decreasing steps (2.12), "
-       "(sum_t eta_t) E[F_B(w_bar^T) - F_B*] <= (q^T Sigma q / 2 + v) / pi^T q + psi + phi / ln(1/lambda(P)).",
-       kind="statement")
-def thm2_3_3(ctx) -> Evidence:
-    pi, lam, q, sigma, R, K = np.array([0.9, 0.5, 0.2]), np.array([0.5, 0.9, 0.0]), np.array([1.0, 1.0, 1.0]), 0.5, \
-        6.0, 2
-    p = ch2.biased_weights(pi, q)
-    spec = dict(n_clients=3, dim=2, seed=11, mu=0.3, L=1.0, spread=1.5, sigma=sigma)
-    biased, target = random_quadratic(weights=p, **spec), random_quadratic(**spec)
-    eta1 = 1.0 / (2 * biased.L * (1 + 2 * K * q.sum()))
-    sched = ch2.PowerSchedule(eta1, 1.0)
-    P, _ = markov(pi, lam).product_chain()
-    mix = mixing_constants(P)
-    chain = ch2.ChainMixing(mix.c_p, mix.t_p, mix.lam, len(P))
-    c = _ball_constants(biased, target, R)
-    G = float(np.sqrt(c["D"] ** 2 + sigma ** 2))
-    consts = ch2.Ch2Constants(L=biased.L, K=K, diam=2 * R, D=c["D"], G=G, H=c["H"], Gamma=c["Gamma"],
-                              pi=tuple(pi), sigma2=(sigma ** 2,) * 3)
-    rhs = ch2.eps_opt_bound(q, consts, chain, sched, terms=ctx.pick(20_000, 200_000))
-    rounds = ctx.pick(200, 1000)
-    cfg = RunConfig(problem={"name": "random_quadratic", "weights": p.tolist(), **spec},
-                    participation={"name": "markov", "pi": pi.tolist(), "lam": lam.tolist()},
-                    algorithm={"name": "fedavg", "aggregation": "all", "q": q.tolist(), "local_steps": K,
-                               "lr": {"name": "inverse", "lr0": eta1, "t0": 1}},
-                    rounds=rounds, replicas=ctx.pick(100, 1000), seed=ctx.seed, every=1)
-    trace = ctx.run(cfg)
-    gap = trace.metrics["server.gap"][:, :rounds]  # F_B(w^t) - F_B*, t = 1..T (problem weights = p)
-    weighted = gap @ sched.steps(np.arange(1, rounds + 1))
-    reach = float(np.sqrt(trace.metrics["server.dist2"].max()) + np.linalg.norm(biased.x_star))
-    inner = float(max(np.linalg.norm(np.vstack([biased.u, biased.x_star, target.x_star]), axis=1)))
-    return Evidence([
-        at_most(f"sum_t eta_t E[F_B(w^t) - F_B*] (>= the theorem's left side by Jensen) <= reconciled (2.13), "
-                f"T = {rounds}", float(weighted.mean()), rhs.value, basis="monte_carlo", samples=weighted,
-                note=f"right side: Sigma-term + v {rhs.v:.3g}, psi {rhs.psi:.3g}, phi {rhs.phi:.3g} / "
-                     f"ln(1/lambda) {rhs.log_inv_lambda:.3g}; phi's series truncated (upper end "
-                     f"{rhs.value_upper:.6g})"),
-        trend("max over runs and rounds of ||w^t|| below R (projection onto W inactive: the run is the projected "
-              "algorithm)", reach, reach <= R, "<=", R, basis="closed_form", note="||w|| <= ||w - w_B*|| + ||w_B*||"),
-        trend("Assumption 2: w*, w_B* and every w_i* inside W", round(inner, 3), inner < R, "<", R,
-              basis="closed_form", note="largest norm among the closed-form optima"),
-        trend("step conditions (2.12)", "eta_t = eta_1/t", all(v[2] for v in ch2.step_conditions(
-            sched, consts.L, K, float(q.sum())).values()), "holds", "eta_1 <= 1/(2L(1+2KQ))", basis="closed_form")],
-        deviations=["Three clients, d = 2 Q-hetero quadratic with Gaussian noise, independent two-state chains "
-                    "(pi = 0.9/0.5/0.2, lambda_2 = 0.5/0.9/0) started in the stationary law, q = 1, K = 2, "
-                    f"eta_t = eta_1/t at the cap of (2.12); T = {rounds} (thesis: any T >= T_P). D and H are "
-                    "upper bounds over W (exact values need a trust-region solve); both only enlarge the right side."])
