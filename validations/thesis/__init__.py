@@ -8,12 +8,17 @@ Chapter 2 (Markov-correlated availability, CA-Fed):
 * :mod:`.estimators` — the Beta-Bayesian pi_hat and transition-count lambda_hat, the author's variant, FedAU (V5, V26).
 * :mod:`.cafed` — CA-Fed's proxy, its kappa_bar^2 limits and the clients it excludes (V11-V13).
 * :mod:`.cafed_markov` — the weighted scheme under Markov availability, by exact moments (V8, V10).
-* :mod:`.ch2_theory` — Remark 1.3.1, Theorem 2.3.3, the q-optimisation (2.19) and its convexity (V7, V9, V15, V16).
+* :mod:`.cafed_leaf` — CA-Fed on Synthetic LEAF: the kappa_bar^2 trade-off, its small-kappa limit, Fig. 2.1a (V12, V14).
+* :mod:`.ch2_theory` — Remark 1.3.1, the q-optimisation (2.19) and its convexity, Guideline A (V7, V15, V16).
+* :mod:`.thm2_3_3` — Theorem 2.3.3 (reconciled) and its growth with the chains' correlation (V9).
 
 Chapter 3 (stale updates, FedStale):
 
 * :mod:`.fedstale` — unbiasedness and the exact participation variance (V17, V18).
 * :mod:`.fedstale_toy` — the motivating example (Fig. 3.1) and step-size sensitivity in beta (V21, V22).
 * :mod:`.fedstale_guidelines` — Guidelines A and B for the best beta (V23).
+* :mod:`.fedstale_estimated` — FedStale and FedVARP with FedAU-estimated participation (V26, Fig. 3.5).
 * :mod:`.ch3_theory` — Theorem 3.4.1's right side and step conditions, beta*, the lower bound (V19, V20, V24, V25).
+* :mod:`.ch3_scaling` — FedVARP's floor against p_avg/p_min, rounds to epsilon against 1/p_min (V20, V24).
+* :mod:`.cnn` — CA-Fed's and FedStale's orderings on images at small scale (V27, V28).
 """
