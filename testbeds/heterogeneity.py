@@ -23,7 +23,9 @@ and, for :math:`\beta^2>\beta^2_{\min}`, the *tight* :math:`\zeta^2` is
 :math:`\Gamma'(q)=\max_i\{F_i(x_B^\star)-F_i^\star\}` with :math:`x_B^\star` the optimum of
 :math:`F_B=\sum_ip_iF_i` (Thm 2.3.4).  Distances between weight vectors:
 :math:`\chi^2_{\alpha\|p}=\sum_i(\alpha_i-p_i)^2/p_i` (2.11) and
-:math:`d_{TV}(\alpha,p)=\tfrac12\sum_i|\alpha_i-p_i|` (2.20).
+:math:`d_{TV}(\alpha,p)=\tfrac12\sum_i|\alpha_i-p_i|` (2.20).  Digest 001 §6 item 23: chapters 1, 2 and 3 use three
+different :math:`\Gamma/\sigma_g^2` definitions; we keep each chapter's own under its own name (above) and do not
+convert between them.
 """
 
 from __future__ import annotations

@@ -28,7 +28,9 @@ Round :math:`t` (all server state is :math:`O(m)` scalars per replica):
    then in ascending :math:`\hat\pi_i`.  Each candidate :math:`i` is dropped (:math:`q_i\leftarrow0`) iff the proxy
    (2.25) :math:`\hat\epsilon(q) = \langle\hat F-\hat F^\star, p(q)\rangle
    + c\,\bar\kappa^2 d_{TV}^2(\alpha, p(q))\hat\Gamma'`,
-   :math:`p(q) = \hat\pi\tilde\odot q = \hat\pi q/\sum_h\hat\pi_hq_h`, falls by at least :math:`\tau`; a drop that
+   :math:`p(q) = \hat\pi\tilde\odot q = \hat\pi q/\sum_h\hat\pi_hq_h`, falls by at least :math:`\tau`
+   (digest 001 §6 item 4: (2.21) prints :math:`d_{TV}(\alpha, \rho)`; we take
+   :math:`d_{TV}(\alpha, \hat\pi\tilde\odot q)`, the distance of Theorem 2.3.4 and of line 15); a drop that
    would leave no weight is refused (the code's ``break``).  :math:`c` is ``bias_factor``: 4 (thesis line 15) or 1
    (the code; digest §6 item 6).
 4. **Update** (lines 8–12).  Active clients with :math:`q_i>0` run local SGD from :math:`x^t`;

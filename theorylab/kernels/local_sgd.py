@@ -10,7 +10,8 @@ step costs less than gathering the active ones; a looped problem (a network)
 skips the inactive ones, whose returned rows are then meaningless.
 
 :func:`local_deltas` is the FedAvg-type client of FedAWE's baselines (digest 000 §2.4): every client
-starts from the server model :math:`x^t` and returns :math:`\Delta_i^t = x_i^{(t,s)} - x^t`.
+starts from the server model :math:`x^t` and returns :math:`\Delta_i^t = x_i^{(t,s)} - x^t`.  Digest 001 §6 item 14:
+seed 001's (1.5) omits :math:`\eta_c` from the update; our :math:`\Delta_i` includes the local step size.
 """
 
 from __future__ import annotations
