@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.network import (availability_classes, rare_group, swap_labels, thesis_markov_participation,
-                              two_group_participation)
+from testbeds.thesis_recipes import (availability_classes, rare_group, swap_labels, thesis_markov_participation,
+                                     two_group_participation)
 from theorylab.cli import main
 from theorylab.config import RunConfig
 from theorylab.registry import build

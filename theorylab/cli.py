@@ -158,7 +158,8 @@ def _check_train_combination(args, algorithm: dict) -> str:
 def _train_participation(args, spec: dict, algorithm: dict, dynamics: str) -> tuple[dict, dict]:
     """The participation spec of one seed's run and the algorithm spec completed for it (CA-Fed: the chains'
     oracle pi and lambda, and the running-minimum F_i* since a network has no known minima)."""
-    from testbeds.network import fedawe_participation, thesis_markov_participation, two_group_participation
+    from testbeds.network import fedawe_participation
+    from testbeds.thesis_recipes import thesis_markov_participation, two_group_participation
 
     if dynamics == "custom":
         participation = json.loads(args.participation)

@@ -10,13 +10,13 @@ inconclusive when it contains 0.
 
 * V27 (Fig. 2.1b): CA-Fed (:math:`\bar\kappa^2 = 1`) > AdaFed > {Unbiased, More available, F3AST} at T = 200 on MNIST
   with the multinomial-logistic model, 100 clients in four Markov availability classes
-  (:func:`testbeds.network.thesis_markov_participation`), Dirichlet(0.5) labels, Table A.2's (client / server) step
-  sizes.  The baselines are the registry's kernels (:mod:`theorylab.kernels.aggregation`'s table; F3AST with 45% of
+  (:func:`testbeds.thesis_recipes.thesis_markov_participation`), Dirichlet(0.5) labels, Table A.2's
+  (client / server) step sizes.  The baselines are the registry's kernels (:mod:`theorylab.kernels.aggregation`'s table; F3AST with 45% of
   the clients per round and :math:`\beta = 1/T`).
 * V28 (Fig. 3.2): FedStale (:math:`\beta = 0.5`) is at least as accurate as FedAvg (:math:`\beta = 0`) and FedVARP
   (:math:`\beta = 1`) in most cells of (:math:`\hat\sigma_g^2`, :math:`p_{\rm avg}/p_{\min}`): 24 clients in two
-  Bernoulli groups (:func:`testbeds.network.two_group_participation`), the rare group's labels swapped
-  (:func:`testbeds.network.swap_labels`), :math:`T = 10/p_{\min}` rounds, K = 5, :math:`\eta_s = 1`.
+  Bernoulli groups (:func:`testbeds.thesis_recipes.two_group_participation`), the rare group's labels swapped
+  (:func:`testbeds.thesis_recipes.swap_labels`), :math:`T = 10/p_{\min}` rounds, K = 5, :math:`\eta_s = 1`.
 
 Quick mode runs scikit-learn's digits on 1 seed x 4 replicas; full mode the 10k MNIST digits with 10 (V27) and 3
 (V28) seeds, on CUDA when present (the V28 CNN needs it; a CPU-only machine runs an MLP instead).
@@ -29,7 +29,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from testbeds.network import THESIS_CLASSES, availability_classes, thesis_markov_participation, two_group_participation
+from testbeds.thesis_recipes import (THESIS_CLASSES, availability_classes, thesis_markov_participation,
+                                     two_group_participation)
 from testbeds.training import final_accuracy
 from theorylab.checks import paired_difference
 from theorylab.claims import Evidence, claim
