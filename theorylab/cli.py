@@ -30,7 +30,8 @@ from theorylab.store import Store
 
 
 DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
-HEADINGS = {"testbed": "testbeds", "participation": "participation processes", "algorithm": "algorithms",
+HEADINGS = {"testbed": "testbeds", "participation": "participation processes", "channel": "lossy channels",
+            "clock": "asynchronous clocks", "topology": "gossip topologies", "algorithm": "algorithms",
             "claim": "claims", "figure": "figures"}
 
 

@@ -2,7 +2,8 @@
 
 A :class:`RunConfig` names a testbed, a participation process and an algorithm
 by their specs (``{"name": ..., **params}``, see :mod:`theorylab.registry`) plus the
-run's size.  Its key hashes the canonical JSON of the config together with the
+run's size; optionally a lossy ``channel`` and an asynchronous ``clock`` (``None``: a lossless, synchronous run;
+a ``None`` field is left out of the config's dict, so adding these fields changed no existing config's JSON).  Its key hashes the canonical JSON of the config together with the
 package version and a fingerprint of the engine and testbed sources, so a code
 change never serves a stale cached trace.
 """
@@ -19,6 +20,7 @@ from typing import Any
 import theorylab
 
 _FINGERPRINTED = ("theorylab", "testbeds")
+_OPTIONAL = ("channel", "clock")  # world models beyond participation; omitted from the dict when None
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,6 +56,8 @@ class RunConfig:
     every: int = 1
     device: str = "cpu"
     dtype: str = "float64"
+    channel: dict | None = None
+    clock: dict | None = None
 
     def __post_init__(self):
         for name in ("rounds", "replicas", "every"):
@@ -64,7 +68,8 @@ class RunConfig:
             raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}")
 
     def as_dict(self) -> dict:
-        return json.loads(canonical_json(dataclasses.asdict(self)))
+        fields = {k: v for k, v in dataclasses.asdict(self).items() if not (k in _OPTIONAL and v is None)}
+        return json.loads(canonical_json(fields))
 
     def key(self) -> str:
         payload = canonical_json({"config": self.as_dict(), "version": theorylab.__version__, "code": code_fingerprint()})

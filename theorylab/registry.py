@@ -17,8 +17,9 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
 
-KINDS = ("testbed", "participation", "algorithm", "claim", "figure")
-PACKAGES = ("theorylab.participation", "theorylab.kernels", "testbeds", "validations", "figures")
+KINDS = ("testbed", "participation", "channel", "clock", "topology", "algorithm", "claim", "figure")
+PACKAGES = ("theorylab.participation", "theorylab.channels", "theorylab.clocks", "theorylab.topology",
+            "theorylab.kernels", "testbeds", "validations", "figures")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Reproducible random streams, one per (seed, purpose, replica).
 
 Every random number of a run comes from a stream owned by one replica and one
-*purpose* (``participation``, ``gradient``, ``data``, ``init``).  A stream is a
+*purpose* (``participation``, ``gradient``, ``data``, ``init``, and for the world models beyond participation
+``channel`` and ``delay``).  A stream is a
 ``torch.Generator`` seeded from a hash of ``(seed, purpose, replica)`` and is
 consumed in round order; within a round the draw has a fixed layout whose
 leading axis is the client.  Hence:
@@ -31,7 +32,7 @@ import hashlib
 
 import torch
 
-PURPOSES = ("participation", "gradient", "data", "init")
+PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay")
 _MASK32 = (1 << 32) - 1
 
 
@@ -73,17 +74,20 @@ class Streams:
         self.seed = int(seed)
         self.replicas = int(replicas)
         self.device = torch.device(device)
-        seeds = stream_seeds(self.seed, self.replicas)
-        self._gens = {
-            purpose: [torch.Generator(device=self.device).manual_seed(s) for s in seeds[purpose]]
-            for purpose in PURPOSES
-        }
+        self._seeds = stream_seeds(self.seed, self.replicas)
+        self._gens: dict[str, list[torch.Generator]] = {}  # created on first use of a purpose
+
+    def _generators(self, purpose: str) -> list[torch.Generator]:
+        if purpose not in self._seeds:
+            raise ValueError(f"unknown stream purpose {purpose!r}; expected one of {PURPOSES}")
+        if purpose not in self._gens:
+            self._gens[purpose] = [torch.Generator(device=self.device).manual_seed(s) for s in self._seeds[purpose]]
+        return self._gens[purpose]
 
     def _fill(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype, sampler) -> torch.Tensor:
-        if purpose not in self._gens:
-            raise ValueError(f"unknown stream purpose {purpose!r}; expected one of {PURPOSES}")
+        gens = self._generators(purpose)
         out = torch.empty((self.replicas, *shape), dtype=dtype, device=self.device)
-        for r, gen in enumerate(self._gens[purpose]):
+        for r, gen in enumerate(gens):
             sampler(out[r], gen)
         return out
 

@@ -10,6 +10,11 @@ the only host-device synchronisation points.  A replica *diverges* when an
 evaluation point stops being finite or its squared norm exceeds
 ``DIVERGENCE_FACTOR * (1 + |x^0|^2)``; from then on its metrics read ``inf`` and
 ``diverged_at`` records the round.  A run whose replicas have all diverged stops.
+
+A configured ``channel`` adds its :class:`~theorylab.kernels.algorithm.Links` to every round; a configured ``clock``
+turns rounds into asynchronous server steps: the round's ``active`` set is the clock's arrivals (drawn given the
+participation mask) and its :class:`~theorylab.kernels.algorithm.Arrivals` ride along.  Their ``metrics(state)``, when
+they have one, are recorded as ``channel.*`` / ``clock.*`` beside the model's metrics.
 """
 
 from __future__ import annotations
@@ -43,6 +48,19 @@ def build_run(config: RunConfig):
     return problem, process, algorithm
 
 
+def build_world(config: RunConfig, n_clients: int) -> dict:
+    """The configured world models beyond participation: ``{"channel": ..., "clock": ...}`` (absent ones left out)."""
+    world = {}
+    for kind in ("channel", "clock"):
+        spec = getattr(config, kind)
+        if spec is None:
+            continue
+        model = world[kind] = build(kind, spec)
+        if model.n_clients != n_clients:
+            raise ValueError(f"{kind} has {model.n_clients} clients but the testbed has {n_clients}")
+    return world
+
+
 def run(config: RunConfig, store: Store | None = None, progress_bar: bool | None = None,
         on_record: Callable[[int, dict[str, np.ndarray], int], None] | None = None) -> Trace:
     """Run ``config`` (or read it from ``store``) and return its trace.
@@ -64,11 +82,13 @@ def run(config: RunConfig, store: Store | None = None, progress_bar: bool | None
 def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> Trace:
     started = time.perf_counter()
     problem, process, algorithm = build_run(config)
+    world = build_world(config, problem.n_clients)
     R = config.replicas
     streams = Streams(config.seed, R, config.device)
     x0 = problem.initial_point(R, streams)
     state = algorithm.init(problem, x0)
     pstate = process.init(R, streams)
+    wstate = {kind: model.init(R, streams) for kind, model in world.items()}
     limit = DIVERGENCE_FACTOR * (1.0 + (x0 * x0).sum(-1))
 
     eval_rounds = sorted({0, config.rounds, *range(config.every, config.rounds, config.every)})
@@ -83,6 +103,9 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
             bad |= ~torch.isfinite(x).all(-1) | ((x * x).sum(-1) > limit)
             for metric, v in problem.metrics(x).items():
                 values[f"{point}.{metric}"] = v
+        for kind, model in world.items():
+            if hasattr(model, "metrics"):
+                values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})
         host = {k: v.detach().to("cpu", torch.float64).numpy().copy() for k, v in values.items()}
         newly = bad.cpu().numpy() & (diverged_at < 0)
         diverged_at[newly] = t
@@ -95,8 +118,15 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
     record(0)
     for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
         pstate, active = process.draw(pstate, t, streams)
-        participations += active.sum()
-        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
+        rnd = Round(t, active, process.probabilities(t), streams)
+        if "channel" in world:
+            wstate["channel"], links = world["channel"].draw(wstate["channel"], t, streams)
+            rnd = rnd._replace(links=links)
+        if "clock" in world:
+            wstate["clock"], arrivals = world["clock"].draw(wstate["clock"], t, streams, active)
+            rnd = rnd._replace(active=arrivals.arrived, arrivals=arrivals)
+        participations += rnd.active.sum()
+        state = algorithm.step(state, rnd, problem)
         if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
             record(t + 1)
             if (diverged_at >= 0).all():
