@@ -47,11 +47,14 @@ import torch
 
 from testbeds.credit_data import load_credit, synthetic_credit
 from theorylab.performative.solvers import FixedPoint, MultiStart, multistart_minimise, repeated_risk_minimisation
+from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import integer, real
 
 STRATEGIC = (0, 5, 7)
 SOURCES = ("real", "synthetic")
+EPS_MAX = 3.0  # the largest sensitivity eps_i the ground-truth solvers were checked to handle
 CERTIFY_TOL = 1e-10  # certified distance of each RRM step to its exact minimiser
 RRM_TOL = 1e-8
 
@@ -317,10 +320,19 @@ def credit(source: str = "real", n: int | None = None, data_seed: int = 0, n_cli
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}; got {source!r}")
-    if not 0 <= eps_low <= eps_high:
-        raise ValueError(f"need 0 <= eps_low <= eps_high; got {eps_low}, {eps_high}")
-    base = _cached_problem(source, n, data_seed, int(n_clients), float(eps_low), float(eps_high), int(eps_seed),
-                           lam, tuple(int(s) for s in strategic))
+    if not 0 <= real("eps_low", eps_low) <= real("eps_high", eps_high) <= EPS_MAX:
+        raise ValueError(f"need 0 <= eps_low <= eps_high <= {EPS_MAX} (at eps = 10 repeated risk minimisation, the PS "
+                         f"solver, no longer converges on the synthetic data); got {eps_low}, {eps_high}")
+    n_clients, batch = integer("n_clients", n_clients, 1), integer("batch", batch, 1)
+    if n is not None and integer("n", n, 1) < n_clients:
+        raise ValueError(f"n_clients ({n_clients}) must not exceed the n rows ({n}) it splits")
+    require(8 * 12 * (n or 0), f"credit with n={n} rows (a feature matrix of n x 11)")
+    require(8 * n_clients * batch, f"credit with n_clients={n_clients} and batch={batch} (one step's row indices)")
+    if lam is not None:
+        real("lam", lam, 0.0, 1e6)  # beyond, the PO's Newton certification overflows
+    strategic = tuple(integer("strategic", s, 0, 2**31) for s in np.atleast_1d(np.asarray(strategic, dtype=object)))
+    base = _cached_problem(source, n, integer("data_seed", data_seed, 0), n_clients, float(eps_low), float(eps_high),
+                           integer("eps_seed", eps_seed, 0), lam, strategic)
     bug = bool(released_code_local_eps_zero)
     if torch.device(device) == base.device and dtype == base.dtype and not bug and batch == base.batch:
         return base

@@ -42,18 +42,20 @@ import numpy as np
 import torch
 
 from testbeds.quadratic import normalise_weights
+from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import floats, integer, real
 
 LOSSES = ("squared", "linear")
 
 
 def _vector(name: str, value, n: int | None = None) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    arr = floats(name, value)
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be a non-empty 1-d sequence of finite numbers; got {value!r}")
     if n is not None and arr.size != n:
-        raise ValueError(f"{name} must have one entry per client ({n}); got {arr.size}")
+        raise ValueError(f"{name} must have one entry per client ({n}, as means); got {arr.size}")
     return arr
 
 
@@ -77,8 +79,7 @@ class GaussianMean:
         self.n_clients = self.m.size
         self.eps = _vector("sensitivities", sensitivities, self.n_clients)
         self.p = normalise_weights(weights, self.n_clients, "weights")
-        if not sigma >= 0:
-            raise ValueError(f"sigma (data standard deviation) must be >= 0; got {sigma}")
+        real("sigma", sigma, 0.0, 1e150)  # the data standard deviation; sigma^2 must be a finite float
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
         self.sigma, self.loss = float(sigma), loss
@@ -235,12 +236,13 @@ def paper_parameters(n_clients: int = 25, eps_var: float = 0.1, mu_var: float = 
         raise ValueError(f"weights must be 'random' or 'uniform'; got {weights!r}")
     if variance not in ("unweighted", "weighted"):
         raise ValueError(f"variance must be 'unweighted' or 'weighted'; got {variance!r}")
-    if int(n_clients) != n_clients or n_clients < 2:
-        raise ValueError(f"n_clients must be an integer >= 2; got {n_clients}")
-    if eps_var < 0 or mu_var < 0:
-        raise ValueError(f"eps_var and mu_var must be >= 0; got {eps_var}, {mu_var}")
-    rng = np.random.RandomState(seed)
-    n = int(n_clients)
+    n = integer("n_clients", n_clients, 2)
+    require(8 * 6 * n, f"gaussian_mean_paper with n_clients={n_clients} (a few vectors of n_clients entries)")
+    for name, value in (("eps_var", eps_var), ("mu_var", mu_var)):
+        real(name, value, 0.0)
+    for name, value in (("eps_avg", eps_avg), ("mu_avg", mu_avg)):
+        real(name, value)
+    rng = np.random.RandomState(integer("seed", seed, 0, 2**32 - 1))
     p = rng.rand(n) if weights == "random" else np.ones(n)
     p = p / p.sum()
 

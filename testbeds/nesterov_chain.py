@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from theorylab.memory import require
 from theorylab.registry import register
+from theorylab.validation import integer, real
 
 
 def chain_matrix(size: int) -> np.ndarray:
@@ -38,10 +40,8 @@ class NesterovChain:
     n_clients = 2
 
     def __init__(self, horizon: int, L: float = 1.0):
-        if int(horizon) != horizon or horizon < 1:
-            raise ValueError(f"horizon must be an integer >= 1; got {horizon}")
-        if not L > 0:
-            raise ValueError(f"L must be > 0; got {L}")
+        real("L", L, 0.0, open_low=True)
+        require(4 * 8 * (2 * integer("horizon", horizon, 1) + 1) ** 2, f"nesterov_chain with horizon={horizon} (dim x dim matrices)")
         self.horizon, self.L, self.dim = int(horizon), float(L), 2 * int(horizon) + 1
         d, scale = self.dim, self.n_clients * self.L / 4
         m0, m1 = np.zeros((d, d)), np.zeros((d, d))

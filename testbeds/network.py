@@ -51,6 +51,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import math
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -63,8 +65,10 @@ from testbeds.data.partitions import fedawe_availability, partition
 from testbeds.data.transforms import hflip, random_crop, to_inputs
 from testbeds.models import PAPER_INPUT, build_model
 from testbeds.thesis_recipes import rare_group, swap_labels
+from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import device as check_device, integer
 
 STRATEGIES = ("auto", "loop", "vmap")
 AUGMENTATIONS = (None, "crop", "crop_flip")
@@ -116,7 +120,11 @@ class Network:
         self.model_name, self.classes = model, train.classes
         if input_shape is None:
             input_shape = PAPER_INPUT if model.startswith("cnn") else train.images.shape[1:]
-        self.input_shape = tuple(int(v) for v in input_shape)
+        self.input_shape = tuple(integer("input_shape", v, 1) for v in np.atleast_1d(np.asarray(input_shape, object)))
+        if len(self.input_shape) != 3:
+            raise ValueError(f"input_shape must be the model input's (C, H, W), e.g. [3, 32, 32]; got {input_shape}")
+        require(8 * math.prod(self.input_shape) * (train.classes + batch_size), f"input_shape={self.input_shape} "
+                "(a linear layer over the input and a minibatch of inputs)")
         self.model = build_model(model, self.input_shape, train.classes, device=self.device, dtype=dtype)
         self._names = [name for name, _ in self.model.named_parameters()]
         self._shapes = [p.shape for p in self.model.parameters()]
@@ -151,7 +159,7 @@ class Network:
         self._offsets = torch.as_tensor(np.concatenate([[0], np.cumsum(self.sizes)[:-1]]), **on)
         self._sizes = torch.as_tensor(self.sizes, dtype=torch.float64, **on)
         rng = np.random.Generator(np.random.PCG64([seed, 7]))
-        self._eval = {split: torch.as_tensor(_subset(rng, len(data.labels), size), **on)
+        self._eval = {split: torch.as_tensor(_subset(rng, len(data.labels), size, f"eval_{split}"), **on)
                       for split, data, size in (("train", train, eval_train), ("test", test, eval_test))}
         self.eval_batch = int(eval_batch)
 
@@ -297,18 +305,12 @@ class Network:
 def torch_device(device) -> torch.device:
     """``device`` as a ``torch.device``; a ``ValueError`` that says so when it names a CUDA device torch cannot see
     (instead of torch's ``AssertionError`` deep inside the first tensor moved there)."""
-    device = torch.device(device)
-    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
-        raise ValueError(f"device {str(device)!r} is not available: torch {torch.__version__} sees "
-                         f"{torch.cuda.device_count()} CUDA device(s); use device 'cpu'")
-    return device
+    return check_device(device)
 
 
-def _subset(rng: np.random.Generator, n: int, size: int | None) -> np.ndarray:
-    if size is None or size >= n:
+def _subset(rng: np.random.Generator, n: int, size: int | None, name: str) -> np.ndarray:
+    if size is None or integer(name, size, 1) >= n:
         return np.arange(n)
-    if int(size) != size or size < 1:
-        raise ValueError(f"an evaluation subset size must be an integer >= 1 or None; got {size}")
     return np.sort(rng.choice(n, size=int(size), replace=False))
 
 
@@ -375,7 +377,12 @@ def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float,
     """The dataset splits and the partition the testbed uses (shared with :func:`fedawe_participation`); with
     ``label_swap`` the rarely participating group's labels are swapped
     (:func:`testbeds.thesis_recipes.swap_labels`)."""
-    train, test = load(dataset, root, **(data or {}))
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise ValueError(f"root must be a folder path or None; got {root!r}")
+    try:
+        train, test = load(dataset, root, **(data or {}))
+    except TypeError as err:
+        raise ValueError(f"data must hold options of the {dataset} loader: {err}") from None
     if train_size is not None:
         if int(train_size) != train_size or not clients <= train_size:
             raise ValueError(f"train_size must be an integer >= clients ({clients}) or None; got {train_size}")
@@ -386,7 +393,10 @@ def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float,
     parts = partition(train.labels, clients, partition_scheme, seed, alpha, classes_per_client, min_size)
     if label_swap is not None:
         swapped = [parts[i] for i in np.flatnonzero(rare_group(clients, seed))]
-        train = train._replace(labels=swap_labels(train.labels, swapped, seed, **label_swap))
+        try:
+            train = train._replace(labels=swap_labels(train.labels, swapped, seed, **label_swap))
+        except TypeError as err:
+            raise ValueError(f"label_swap must be {{'fraction': s}} (optionally 'labels_pair'): {err}") from None
     return train, test, parts
 
 
@@ -399,6 +409,9 @@ def image_testbed(dataset: str, model: str = "cnn_cifar", clients: int = 100, pa
     """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``;
     ``label_swap`` (``{"fraction": s, "labels": [a, b]}``) is FedStale's data heterogeneity
     (:func:`testbeds.thesis_recipes.swap_labels`)."""
+    integer("seed", seed, 0)
+    require(8 * integer("clients", clients, 1) * integer("batch_size", batch_size, 1),
+            f"batch_size={batch_size} for {clients} clients (one local step's sample indices)")
     train, test, parts = client_data(dataset, clients, partition, alpha, classes_per_client, min_size, train_size,
                                      seed, root, data, label_swap)
     return Network(model, train, test, parts, batch_size, strategy, chunk_size, weights, eval_train, eval_test,

@@ -39,14 +39,16 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import integer, real, floats
 
 NOISES = ("gaussian", "sphere")
 
 
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
+    arr = floats(name, value)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -82,8 +84,8 @@ class Quadratic:
         A = _as_float_array("hessians", hessians, 3)
         u = _as_float_array("centers", centers, 2)
         m, d = u.shape
-        if m < 1:
-            raise ValueError("a problem needs at least one client")
+        if m < 1 or d < 1:
+            raise ValueError(f"centers must have at least one client (row) and dim >= 1 (column); got shape {u.shape}")
         if A.shape != (m, d, d):
             raise ValueError(f"hessians must have shape ({m}, {d}, {d}) to match centers; got {A.shape}")
         if not np.allclose(A, np.swapaxes(A, 1, 2), atol=1e-12):
@@ -91,8 +93,7 @@ class Quadratic:
         eig = np.linalg.eigvalsh(A)
         if np.any(eig <= 0):
             raise ValueError(f"hessians must be positive definite; smallest eigenvalue {eig.min():.3g}")
-        if sigma < 0:
-            raise ValueError(f"sigma must be >= 0; got {sigma}")
+        real("sigma", sigma, 0.0)
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}; got {noise!r}")
         self.A, self.u = A, u
@@ -209,9 +210,12 @@ def scalar_quadratic(centers: Sequence[float], curvatures: Sequence[float] | Non
                      sigma: float = 0.0, noise: str = "gaussian", x0: float = 0.0,
                      device="cpu", dtype=torch.float64) -> Quadratic:
     """One-dimensional clients F_i = ½ a_i (x − u_i)² (FedAWE Example 1 when a_i = 1, m = 2)."""
-    u = np.asarray(centers, dtype=np.float64).reshape(-1, 1)
-    a = np.ones(len(u)) if curvatures is None else np.asarray(curvatures, dtype=np.float64)
-    return Quadratic(a.reshape(-1, 1, 1), u, weights, None, sigma, noise, [x0], device, dtype)
+    u = _as_float_array("centers", centers, 1).reshape(-1, 1)
+    a = np.ones(len(u)) if curvatures is None else _as_float_array("curvatures", curvatures, 1)
+    if a.shape != (len(u),):
+        raise ValueError(f"curvatures must have one entry per center ({len(u)}); got {a.shape[0]}")
+    x0 = [real("x0", x0)]
+    return Quadratic(a.reshape(-1, 1, 1), u, weights, None, sigma, noise, x0, device, dtype)
 
 
 @register("testbed", "random_quadratic")
@@ -224,12 +228,16 @@ def random_quadratic(n_clients: int, dim: int, seed: int = 0, mu: float = 0.5, L
     mean of the u_i, thesis "Q-hetero"); ``"shared"`` gives every client the same
     A (thesis "Q-shift": FedAWE's beta = 0, zeta² = mean ||A(u_i − ū)||²).
     """
-    if not 0 < mu <= L:
+    n_clients, dim, seed = integer("n_clients", n_clients, 1), integer("dim", dim, 1), integer("seed", seed, 0)
+    if not 0 < real("mu", mu) <= real("L", L):
         raise ValueError(f"need 0 < mu <= L; got mu={mu}, L={L}")
+    real("spread", spread, 0.0)
     if hessians not in ("hetero", "shared"):
         raise ValueError(f"hessians must be 'hetero' or 'shared'; got {hessians!r}")
     rng = np.random.Generator(np.random.PCG64(seed))
     count = n_clients if hessians == "hetero" else 1
+    require(8 * dim * dim * (3 * count + 3 * n_clients),
+            f"random_quadratic with n_clients={n_clients} and dim={dim} (hessians of n_clients x dim x dim)")
     spectra = rng.uniform(mu, L, size=(count, dim))
     rotations = np.linalg.qr(rng.standard_normal((count, dim, dim)))[0]
     A = np.einsum("mij,mj,mkj->mik", rotations, spectra, rotations)

@@ -52,13 +52,16 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import integer, real
 
 FEATURES, CLASSES = 60, 10
 WIDTH = FEATURES + 1  # inputs with the bias coordinate
 TRAIN_FRACTION = 0.9
 GRAD_TOL = 1e-10
+LEAF_BYTES_PER_CLIENT = 400_000  # one client's data, numpy and torch copies (360 kB on average over 100 clients)
 
 
 def generate(n_clients: int, gamma: float, delta: float, seed: int):
@@ -136,20 +139,17 @@ class SyntheticLeaf:
 
     def __init__(self, n_clients: int = 100, gamma: float = 0.5, delta: float = 0.5, seed: int = 0,
                  ridge: float = 1e-2, batch: int = 32, device="cpu", dtype=torch.float64):
-        if int(n_clients) != n_clients or n_clients < 1:
-            raise ValueError(f"n_clients must be an integer >= 1; got {n_clients}")
-        for name, value in (("gamma", gamma), ("delta", delta)):
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0 (a standard deviation); got {value}")
-        if not (math.isfinite(ridge) and ridge > 0):
-            raise ValueError(f"ridge must be a finite number > 0 (strong convexity); got {ridge}")
-        if int(batch) != batch or batch < 1:
-            raise ValueError(f"batch must be an integer >= 1; got {batch}")
+        integer("n_clients", n_clients, 1), integer("batch", batch, 1), integer("seed", seed, 0)
+        for name, value in (("gamma", gamma), ("delta", delta)):  # standard deviations; beyond 100 the
+            real(name, value, 0.0, 100.0)  # ground truth's Newton solve loses positive definiteness
+        real("ridge", ridge, 0.0, open_low=True)  # strong convexity
+        require(n_clients * (8 * batch + LEAF_BYTES_PER_CLIENT),
+                f"synthetic_leaf with n_clients={n_clients} and batch={batch} (client data, a step's indices)")
         self.n_clients, self.dim = int(n_clients), CLASSES * WIDTH
         self.gamma, self.delta, self.seed = float(gamma), float(delta), int(seed)
         self.ridge, self.batch = float(ridge), int(batch)
         train, test = [], []
-        for x, y in generate(self.n_clients, gamma, delta, seed):
+        for x, y in generate(self.n_clients, gamma, delta, self.seed):
             cut = int(TRAIN_FRACTION * len(y))
             train.append((_augment(x[:cut]), y[:cut]))
             test.append((_augment(x[cut:]), y[cut:]))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import theorylab
+from theorylab.validation import integer
 
 _FINGERPRINTED = ("theorylab", "testbeds")
 _OPTIONAL = ("channel", "clock")  # world models beyond participation; omitted from the dict when None
@@ -60,10 +61,14 @@ class RunConfig:
     clock: dict | None = None
 
     def __post_init__(self):
-        for name in ("rounds", "replicas", "every"):
-            value = getattr(self, name)
-            if int(value) != value or value < (0 if name == "rounds" else 1):
-                raise ValueError(f"{name} must be a{' non-negative' if name == 'rounds' else ' positive'} integer; got {value}")
+        for name in ("rounds", "replicas", "every", "seed"):  # stored as int (3.0 and 1e300 are integers too)
+            low = 1 if name in ("replicas", "every") else 0 if name == "rounds" else None
+            object.__setattr__(self, name, integer(name, getattr(self, name), low))
+        for name in ("problem", "participation", "algorithm", *_OPTIONAL):
+            spec = getattr(self, name)
+            absent = name in _OPTIONAL and spec is None
+            if not absent and not (isinstance(spec, dict) and isinstance(spec.get("name"), str)):
+                raise ValueError(f"{name} must be a spec dict with a 'name' string; got {spec!r}")
         if self.dtype not in ("float64", "float32"):
             raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}")
 

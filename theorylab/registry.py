@@ -5,6 +5,10 @@ are JSON-serialisable, so a run configuration can be hashed for the result store
 ``build(kind, spec)`` turns a spec into an object by calling the registered
 factory with the spec's parameters.
 
+Before a factory runs, every spec value is checked against the parameter's simple annotation
+(:func:`theorylab.validation.annotated_types`): a string for a count or NaN for a weight is a ValueError naming the
+parameter, not a TypeError deep in the factory's arithmetic.
+
 Modules register themselves; :func:`load_all` imports every module of the
 component packages so that nothing has to be listed by hand.
 """
@@ -16,6 +20,8 @@ import inspect
 import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from theorylab.validation import annotated_types
 
 KINDS = ("testbed", "participation", "channel", "clock", "topology", "algorithm", "claim", "figure")
 PACKAGES = ("theorylab.participation", "theorylab.channels", "theorylab.clocks", "theorylab.topology",
@@ -95,4 +101,5 @@ def build(kind: str, spec: dict[str, Any], **context: Any) -> Any:
         inspect.signature(factory).bind(**params, **extra)
     except TypeError as err:
         raise ValueError(f"bad parameters for {kind} {spec['name']!r}: {err}") from None
+    annotated_types(f"bad parameters for {kind} {spec['name']!r}", factory, params)
     return factory(**params, **extra)

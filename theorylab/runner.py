@@ -8,7 +8,7 @@ a store, a run whose key is already stored is read back instead of recomputed.
 Metrics are computed every ``config.every`` rounds (plus rounds 0 and T) and are
 the only host-device synchronisation points.  A replica *diverges* when an
 evaluation point stops being finite or its squared norm exceeds
-``DIVERGENCE_FACTOR * (1 + |x^0|^2)``; from then on its metrics read ``inf`` and
+``DIVERGENCE_FACTOR * (1 + |x^0|^2)``, or one of its metrics is not finite; from then on its metrics read ``inf`` and
 ``diverged_at`` records the round.  A run whose replicas have all diverged stops.
 
 A configured ``channel`` adds its :class:`~theorylab.kernels.algorithm.Links` to every round; a configured ``clock``
@@ -19,6 +19,7 @@ they have one, are recorded as ``channel.*`` / ``clock.*`` beside the model's me
 
 from __future__ import annotations
 
+import numbers
 import time
 from typing import Callable
 
@@ -27,11 +28,13 @@ import torch
 
 from theorylab.config import RunConfig
 from theorylab.kernels.algorithm import Round
+from theorylab.memory import check_run
 from theorylab.progress import progress
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.store import Store
 from theorylab.trace import Trace
+from theorylab.validation import device
 
 DIVERGENCE_FACTOR = 1e12
 MAX_FINAL_ENTRIES = 1_000_000
@@ -39,13 +42,27 @@ MAX_FINAL_ENTRIES = 1_000_000
 
 def build_run(config: RunConfig):
     """Instantiate the (problem, participation, algorithm) triple of a config."""
+    device(config.device)  # a named error, before a testbed moves its first tensor there
     dtype = getattr(torch, config.dtype)
     problem = build("testbed", config.problem, device=config.device, dtype=dtype)
     process = build("participation", config.participation)
     if process.n_clients != problem.n_clients:
-        raise ValueError(f"participation has {process.n_clients} clients but the testbed has {problem.n_clients}")
+        raise client_mismatch("participation", config.participation, process.n_clients, problem.n_clients)
     algorithm = build("algorithm", config.algorithm)
     return problem, process, algorithm
+
+
+def client_mismatch(kind: str, spec: dict, count: int, n_clients: int) -> ValueError:
+    """The error of a component whose client count differs from the testbed's, naming the spec's fields that set it
+    (a count equal to it, or a per-client list of its length)."""
+    def sets_count(v) -> bool:  # a count, a per-client list, or a scalar broadcast to one client
+        if isinstance(v, (list, tuple)):
+            return len(v) == count
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and (v == count or count == 1)
+
+    sized = [k for k, v in spec.items() if k != "name" and sets_count(v)]
+    fields = f"; its {' and '.join(sized)} must match" if sized else ""
+    return ValueError(f"{kind} has {count} clients but the testbed has {n_clients}{fields}")
 
 
 def build_world(config: RunConfig, n_clients: int) -> dict:
@@ -57,7 +74,7 @@ def build_world(config: RunConfig, n_clients: int) -> dict:
             continue
         model = world[kind] = build(kind, spec)
         if model.n_clients != n_clients:
-            raise ValueError(f"{kind} has {model.n_clients} clients but the testbed has {n_clients}")
+            raise client_mismatch(kind, spec, model.n_clients, n_clients)
     return world
 
 
@@ -83,6 +100,7 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
     started = time.perf_counter()
     problem, process, algorithm = build_run(config)
     world = build_world(config, problem.n_clients)
+    check_run(config, problem, algorithm, world)  # refuse an oversized run before it allocates
     R = config.replicas
     streams = Streams(config.seed, R, config.device)
     x0 = problem.initial_point(R, streams)
@@ -103,6 +121,7 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
             bad |= ~torch.isfinite(x).all(-1) | ((x * x).sum(-1) > limit)
             for metric, v in problem.metrics(x).items():
                 values[f"{point}.{metric}"] = v
+                bad |= ~torch.isfinite(v)  # a metric that overflows (x finite, F(x) not) diverged too
         for kind, model in world.items():
             if hasattr(model, "metrics"):
                 values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})

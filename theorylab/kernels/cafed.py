@@ -58,6 +58,7 @@ from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
 from theorylab.participation import estimators
 from theorylab.registry import register
+from theorylab.validation import floats
 
 LOSS_FILTERS = ("thesis", "repo")
 F_STARS = ("oracle", "running_min")
@@ -125,7 +126,7 @@ def _per_client(name: str, values, low: float, high: float, closed_high: bool) -
     """Oracle values as an array, or a ValueError naming the first entry outside ``(low, high]`` / ``(low, high)``."""
     if values is None:
         raise ValueError(f"availability='oracle' needs {name} (one value per client)")
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    arr = floats(name, values)
     above = arr > high if closed_high else arr >= high
     bad = ~np.isfinite(arr) | (arr <= low) | above
     if bad.any():
@@ -175,7 +176,7 @@ def cafed(pi=None, lam=None, kappa2: float = 1.0, tau: float = 0.0, beta: float 
     estimated = _choice("availability", availability, AVAILABILITIES) == "estimated"
     by_abs = _choice("lambda_order", lambda_order, LAMBDA_ORDERS) == "abs"
     scale = float(_choice("bias_factor", float(bias_factor), BIAS_FACTORS)) * float(kappa2)
-    prior = tuple(float(v) for v in prior)
+    prior = tuple(floats("prior", prior))
     if len(prior) != 2 or min(prior) <= 0:
         raise ValueError(f"prior must be two Beta pseudo-counts (a, b) > 0; got {prior}")
     activity_prior = estimators.BetaPrior(*prior)

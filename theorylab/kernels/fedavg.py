@@ -24,13 +24,14 @@ from theorylab.kernels.local_sgd import check_local_steps, local_sgd
 from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
 from theorylab.registry import register
+from theorylab.validation import floats
 
 
 def resolve_weights(q, problem) -> torch.Tensor:
     """``q`` as a tensor on the problem's device (default: the objective weights)."""
     if q is None:
         return problem.weights
-    arr = np.asarray(q, dtype=np.float64)
+    arr = floats("q", q)
     if arr.shape != (problem.n_clients,) or np.any(arr < 0):
         raise ValueError(f"q must be {problem.n_clients} non-negative weights; got {q!r}")
     return torch.as_tensor(arr, dtype=problem.dtype, device=problem.device)

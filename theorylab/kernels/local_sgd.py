@@ -19,13 +19,12 @@ from __future__ import annotations
 import torch
 
 from theorylab.rng import Streams
+from theorylab.validation import integer
 
 
 def check_local_steps(local_steps) -> int:
     """``local_steps`` as an ``int``, or a ValueError unless it is an integer >= 1."""
-    if int(local_steps) != local_steps or local_steps < 1:
-        raise ValueError(f"local_steps must be an integer >= 1; got {local_steps}")
-    return int(local_steps)
+    return integer("local_steps", local_steps, 1)
 
 
 def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Streams,

@@ -10,20 +10,21 @@ r"""Local step-size schedules :math:`\eta_l^t`, given as a number or a spec.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Callable
+
+from theorylab.validation import real
 
 
 def make_schedule(spec) -> Callable[[int], float]:
-    if isinstance(spec, (int, float)):
-        if spec <= 0:
-            raise ValueError(f"a step size must be > 0; got {spec}")
-        value = float(spec)
+    """The step-size schedule ``lr``: a finite number > 0, or a dict with a ``name`` and finite ``lr0``, ``t0`` > 0."""
+    if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
+        value = real("lr (the step size)", spec, 0.0, open_low=True)
         return lambda t: value
     if not isinstance(spec, dict) or "name" not in spec:
-        raise ValueError(f"a step-size schedule is a number or a dict with a 'name'; got {spec!r}")
-    name, lr0, t0 = spec["name"], float(spec.get("lr0", 0)), float(spec.get("t0", 10))
-    if lr0 <= 0 or t0 <= 0:
-        raise ValueError(f"schedule {name!r} needs lr0 > 0 and t0 > 0; got {spec!r}")
+        raise ValueError(f"lr (a step-size schedule) must be a number or a dict with a 'name'; got {spec!r}")
+    name = spec["name"]
+    lr0, t0 = real("lr0", spec.get("lr0", 0), 0.0, open_low=True), real("t0", spec.get("t0", 10), 0.0, open_low=True)
     if name == "inverse_sqrt":
         return lambda t: lr0 / math.sqrt(t / t0 + 1)
     if name == "inverse":

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from theorylab.rng import Streams
+from theorylab.validation import integer, floats
 
 
 @runtime_checkable
@@ -34,15 +35,14 @@ class Participation(Protocol):
 
 
 def check_clients(n_clients: int) -> int:
-    if int(n_clients) != n_clients or n_clients < 1:
-        raise ValueError(f"n_clients must be an integer >= 1 (a participation process needs at least one client); got {n_clients}")
-    return int(n_clients)
+    """``n_clients`` as an ``int`` >= 1 (a participation process needs at least one client)."""
+    return integer("n_clients (at least one client)", n_clients, 1)
 
 
 def check_probabilities(name: str, values, low: float = 0.0, high: float = 1.0,
                         open_low: bool = False, open_high: bool = False) -> np.ndarray:
     """Return ``values`` as a float array, or raise a ValueError naming the first entry outside the range."""
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    arr = floats(name, values)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d sequence (one entry per client); got shape {arr.shape}")
     bad_low = arr <= low if open_low else arr < low

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.participation.base import bernoulli_mask
+from theorylab.participation.base import bernoulli_mask, check_probabilities
 from theorylab.participation.dynamics import Schedule
 from theorylab.registry import register
 
@@ -34,4 +34,4 @@ class Bernoulli:
 def bernoulli(p, dynamics: str = "stationary", gamma: float = 0.3, period: int = 20, low: float = 0.4,
               delta0: float = 0.1) -> Bernoulli:
     """Independent Bernoulli(p_i^t) with stationary / staircase / sine / interleaved-sine dynamics."""
-    return Bernoulli(Schedule(np.asarray(p, dtype=np.float64), dynamics, gamma, period, low, delta0))
+    return Bernoulli(Schedule(check_probabilities("p", p), dynamics, gamma, period, low, delta0))

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from theorylab.participation.base import check_clients
+from theorylab.memory import require
 from theorylab.registry import register
 
 
@@ -18,6 +19,7 @@ class Cyclic:
 
     def __init__(self, n_clients: int, groups: int):
         self.n_clients = check_clients(n_clients)
+        require(8 * self.n_clients, f"cyclic participation with n_clients={n_clients} (a group label per client)")
         if int(groups) != groups or not 1 <= groups <= self.n_clients:
             raise ValueError(f"groups must be an integer in [1, n_clients={self.n_clients}]; got {groups}")
         self.groups = int(groups)

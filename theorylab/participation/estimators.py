@@ -49,6 +49,8 @@ from typing import Iterator, NamedTuple
 import numpy as np
 import torch
 
+from theorylab.validation import integer
+
 Counts = dict[str, torch.Tensor]
 VARIANTS = ("conditional", "repository")
 _COUNT_KEYS = ("avail_rounds", "avail_active", "avail_prev", "avail_n00", "avail_n01", "avail_n10", "avail_n11")
@@ -172,9 +174,8 @@ def init_fedau(replicas: int, clients: int, dtype=torch.float64, device="cpu") -
 
 
 def check_cutoff(cutoff) -> int:
-    if int(cutoff) != cutoff or cutoff < 1:
-        raise ValueError(f"cutoff K must be an integer >= 1; got {cutoff}")
-    return int(cutoff)
+    """FedAU's cutoff :math:`K` as an ``int`` in [1, 2^62] (a counter of int64 rounds)."""
+    return integer("cutoff K", cutoff, 1, 2**62)
 
 
 def fedau_weights(state: Counts) -> torch.Tensor:

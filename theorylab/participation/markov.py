@@ -34,6 +34,7 @@ from theorylab.participation.base import bernoulli_mask, check_probabilities
 from theorylab.participation.markov_analytics import (check_two_state, mixing_time, product_chain, two_state_matrix,
                                                       two_state_mixing_time)
 from theorylab.registry import register
+from theorylab.validation import floats
 
 MAX_PRODUCT_CLIENTS = 12
 
@@ -43,10 +44,10 @@ class TwoStateMarkov:
 
     def __init__(self, pi, lam, start=None):
         self.pi = check_probabilities("pi", pi, open_low=True, open_high=True)
-        self.lam = np.atleast_1d(np.asarray(lam, dtype=np.float64))
+        self.lam = floats("lam", lam)
         self.n_clients = len(self.pi)
         if self.lam.shape != self.pi.shape:
-            raise ValueError(f"lam must have one entry per client ({self.n_clients}); got {self.lam.shape}")
+            raise ValueError(f"lam must have one entry per client, as pi ({self.n_clients}); got {self.lam.shape}")
         check_two_state(self.pi, self.lam)
         self.start = self.pi.copy() if start is None else check_probabilities("start", start)
         if self.start.shape != self.pi.shape:
