@@ -7,7 +7,11 @@ Each is a pair of pure functions ``init(x) -> extra state`` and
 * ``momentum``: :math:`v^{t+1} = \beta v^t + \Delta^t`, :math:`x^{t+1} = x^t + \eta_g v^{t+1}` (FedAvgM);
 * ``adam``: :math:`m^{t+1}=\beta_1m^t+(1-\beta_1)\Delta^t`, :math:`v^{t+1}=\beta_2v^t+(1-\beta_2)(\Delta^t)^2`,
   :math:`x^{t+1}=x^t+\eta_g m^{t+1}/(\sqrt{v^{t+1}}+\epsilon)` without bias correction (FedAdam);
-  ``amsgrad=True`` uses :math:`\hat v^{t+1}=\max(\hat v^t, v^{t+1})` in the denominator (FedAMS).
+  ``amsgrad=True`` uses :math:`\hat v^{t+1}=\max(\hat v^t, v^{t+1})` in the denominator.
+  Where :math:`\epsilon` enters (``eps_mode``, seed 002 eq. (2) and digest 002 §1.2, §1.7):
+  ``"outside"`` :math:`m/(\sqrt{v}+\epsilon)` (FedAdam's :math:`\tau`); ``"inside"`` :math:`m/\sqrt{\hat v+\epsilon}`
+  (FedAMSGrad, with ``amsgrad=True``); ``"floor"`` :math:`\hat v^{t+1}=\max(\hat v^t, v^{t+1}, \epsilon)`,
+  :math:`m/\sqrt{\hat v}` (FedAMS, Wang et al. 2022b [EXTERNAL], needs ``amsgrad=True``).
 """
 
 from __future__ import annotations
@@ -49,9 +53,16 @@ def momentum(lr: float = 1.0, beta: float = 0.9) -> ServerOpt:
     return ServerOpt(lambda x: {"server.v": torch.zeros_like(x)}, update)
 
 
-def adam(lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.99, eps: float = 1e-3, amsgrad: bool = False) -> ServerOpt:
+EPS_MODES = ("outside", "inside", "floor")
+
+
+def adam(lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.99, eps: float = 1e-3, amsgrad: bool = False,
+         eps_mode: str = "outside") -> ServerOpt:
     lr, eps = _positive("lr", lr), _positive("eps", eps)
     beta1, beta2 = _unit("beta1", beta1), _unit("beta2", beta2)
+    if eps_mode not in EPS_MODES or (eps_mode == "floor" and not amsgrad):
+        raise ValueError(f"server eps_mode must be one of {EPS_MODES} ('floor' only with amsgrad=True); "
+                         f"got {eps_mode!r}")
 
     def init(x):
         state = {"server.m": torch.zeros_like(x), "server.v": torch.zeros_like(x)}
@@ -65,8 +76,10 @@ def adam(lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.99, eps: float =
         new = {"server.m": m, "server.v": v}
         denom = v
         if amsgrad:
-            denom = new["server.vmax"] = torch.maximum(state["server.vmax"], v)
-        return x + lr * m / (denom.sqrt() + eps), new
+            denom = torch.maximum(state["server.vmax"], v)
+            denom = new["server.vmax"] = denom.clamp(min=eps) if eps_mode == "floor" else denom
+        root = {"outside": lambda: denom.sqrt() + eps, "inside": lambda: (denom + eps).sqrt(), "floor": denom.sqrt}
+        return x + lr * m / root[eps_mode](), new
 
     return ServerOpt(init, update)
 
