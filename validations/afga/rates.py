@@ -1,0 +1,104 @@
+r"""Shape of AFGA's rate (seed 002 Thm 4.6, eq. (3), Corollary 4.7, Remark 4.9; digest 002 §2.2, §5 V11-V13).
+
+Eq. (3) with :math:`\eta_l = \Theta(1/(\mathcal I\sqrt R))` and :math:`\eta = \Theta(N\sqrt{\mathcal I/M})` bounds
+:math:`\frac1R\sum_r\mathbb E\|\nabla f(x_r)\|^2` by
+
+.. math:: \mathcal O\Big(\frac{\Delta f + L(\sigma^2+\sigma_g^2)}{\sqrt{R\mathcal IM}}\Big)
+    + \mathcal O\Big(\frac{G^2 + L^2(1+\rho^2)\sigma_g^2 + \rho^2\sigma^2/\mathcal I}{R}\Big)
+    + \widetilde{\mathcal O}(R^{-3/2}).
+
+Hidden constants are unknown (digest §2.7), so only exponents are tested:
+
+* V11: in :math:`R` every term decays at least like :math:`R^{-1/2}`: the fitted log-log slope is at most
+  :math:`-1/2`;
+* V12, V13: at fixed :math:`R` no term grows with :math:`\mathcal I` or :math:`M` (the leading one decays like
+  :math:`(\mathcal IM)^{-1/2}`, the others are flat or decay), so the slopes in :math:`\mathcal I` and :math:`M` are
+  at most 0.  FedAMSGrad's own bound grows like :math:`\sqrt{\mathcal I}` (Corollary 4.7's comparison); its measured
+  slope in :math:`\mathcal I` is reported, not tested (its sign depends on how :math:`\eta` is scaled, digest V12).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from figures import afga_rate
+from figures.afga_sweeps import DEVIATION, N, SAMPLER, TOPOLOGIES, average_gradnorm, setting, theory_steps
+from theorylab.checks import slope_check
+from theorylab.claims import Evidence, claim
+from theorylab.fitting import loglog_slope
+from theorylab.threads import one_thread
+
+GOSSIP = {"J": {"topology": TOPOLOGIES["J"]}, "ring": {"topology": TOPOLOGIES["ring"]}}
+FEDAMSGRAD = {"resample": False, "gossip": False}
+STEPS_NOTE = "theory step sizes eta_l = 1/(I sqrt(R)), eta = 0.25 N sqrt(I/M), eps = 1"
+
+
+def _sweep(ctx, switches: dict, grid, make, replicas: int) -> np.ndarray:
+    """``(replicas, len(grid))`` scores, ``make(value) -> (step sizes, steps, rounds, sampler)``."""
+    columns = []
+    for value in grid:
+        steps_sizes, steps, rounds, sampler = make(value)
+        columns.append(average_gradnorm(ctx, dict(steps_sizes, **switches), steps=steps, rounds=rounds,
+                                        replicas=replicas, sampler=sampler))
+    return np.stack(columns, axis=1)
+
+
+def _flat_or_better(ctx, axis: str, grid, make, replicas: int) -> list:
+    """One slope check per gossip graph: the score's log-log slope in ``axis`` is at most 0 (eq. (3) has no term
+    growing in it)."""
+    return [slope_check(f"AFGA ({name}): slope of the averaged ||grad f||^2 in {axis}", grid,
+                        _sweep(ctx, switches, grid, make, replicas), 0.0, "at_most", note=STEPS_NOTE)
+            for name, switches in GOSSIP.items()]
+
+
+@claim("afga.v11_rate_in_R", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V11",
+       "With the prescribed step sizes, (1/R) sum_r ||grad f(x_r)||^2 decays at least like R^{-1/2}.",
+       kind="statement")
+@one_thread
+def v11_rate_in_R(ctx) -> Evidence:
+    data = afga_rate.compute(ctx)
+    grid = data["R"]
+    checks = [slope_check(f"{label}: slope of the averaged ||grad f||^2 in R", grid, data[label], -0.5, "at_most",
+                          note=STEPS_NOTE) for label in afga_rate.CURVES]
+    fed = "(full mode only)"
+    if not ctx.quick:
+        make = lambda R: (theory_steps(afga_rate.STEPS, R), afga_rate.STEPS, R, SAMPLER)  # noqa: E731
+        fed = f"{loglog_slope(grid, _sweep(ctx, FEDAMSGRAD, grid, make, 32).mean(0))[0]:.3f}"
+    return Evidence(checks, figure=str(afga_rate.draw(data, ctx.figure_path("afga-rate"))), notes=[
+        setting(afga_rate.STEPS, int(grid[-1]), len(data[afga_rate.LABELS[0]]), f"R in {grid.tolist()}."),
+        f"FedAMSGrad at the same step sizes: slope {fed} (reported, not tested)",
+        "digest PROTOTYPE (N = 50, d = 20, I = 8, R to 6400): -0.475 (J), -0.471 (ring), FedAMSGrad -0.518"],
+        deviations=[DEVIATION])
+
+
+@claim("afga.v12_local_steps", "seed 002 Thm 4.6 eq. (3), Remark 4.9, Corollary 4.7; digest 002 §5 V12",
+       "At fixed R, AFGA's averaged ||grad f||^2 does not grow with the number of local steps I (leading term "
+       "~ I^{-1/2}).", kind="statement")
+@one_thread
+def v12_local_steps(ctx) -> Evidence:
+    rounds, grid, reps = ctx.pick(100, 400), ctx.pick([2, 4, 8, 16], [2, 4, 8, 16, 32]), ctx.pick(8, 32)
+    make = lambda steps: (theory_steps(steps, rounds), steps, rounds, SAMPLER)  # noqa: E731
+    checks = _flat_or_better(ctx, "I", grid, make, reps)
+    fed = _sweep(ctx, FEDAMSGRAD, grid, make, reps).mean(0)
+    return Evidence(checks, notes=[
+        setting(grid[-1], rounds, reps, f"I in {grid}."),
+        f"FedAMSGrad at the same (shared) step sizes: slope {loglog_slope(grid, fed)[0]:+.3f} in I, means "
+        + ", ".join(f"{v:.3g}" for v in fed) + " (its bound grows like sqrt(I); reported, not tested: the sign "
+        "depends on the eta scaling)",
+        "digest PROTOTYPE (R = 400, I in {2, 8, 32}): AFGA -0.42 (J), -0.40 (ring); FedAMSGrad +0.35"],
+        deviations=[DEVIATION])
+
+
+@claim("afga.v13_participation", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V13",
+       "At fixed R and N, AFGA's averaged ||grad f||^2 does not grow with the number M of reporting clients "
+       "(leading term ~ M^{-1/2}).", kind="statement")
+@one_thread
+def v13_participation(ctx) -> Evidence:
+    rounds, steps, grid, reps = ctx.pick(100, 400), 4, ctx.pick([2, 4, 8], [2, 4, 5, 10, 20]), ctx.pick(8, 32)
+
+    def make(m):
+        return theory_steps(steps, rounds, m=m), steps, rounds, {"name": "uniform_k", "n_clients": N, "k": m}
+
+    return Evidence(_flat_or_better(ctx, "M", grid, make, reps),
+                    notes=[setting(steps, rounds, reps, f"M in {grid} of N = {N}."),
+                                   "digest: not run in the PROTOTYPE"], deviations=[DEVIATION])
