@@ -90,6 +90,19 @@ def local_maps(problem: QuadraticModel, lr: float, steps: int) -> tuple[np.ndarr
     return C, Sigma
 
 
+def moment_step(mu: np.ndarray, S: np.ndarray, C: np.ndarray, Sig: np.ndarray, V: np.ndarray, w: np.ndarray,
+                Om: np.ndarray, eta_g: float) -> tuple[np.ndarray, np.ndarray]:
+    """One round of the module docstring's recursion: ``(mu+, S+)`` from ``(mu, S)``, the local maps ``C``, ``Sig``
+    ``(m, d, d)``, ``V`` :math:`= (C_iu_i)_i` ``(m, d)`` and the weight moments ``w``, ``Om``."""
+    H = np.einsum("mij,j->mi", C, mu)
+    CS = np.einsum("m,mij,jk->ik", w, C, S) - np.outer(w @ V, mu)
+    D = np.einsum("ij,jkl->ikl", Om, C)
+    quad = (np.einsum("mij,jk,mkl->il", C, S, D) - H.T @ Om @ V - V.T @ Om @ H + V.T @ Om @ V
+            + np.einsum("m,mij->ij", np.diag(Om), Sig))
+    S = S - eta_g * (CS + CS.T) + eta_g ** 2 * quad
+    return mu - eta_g * (w @ (H - V)), 0.5 * (S + S.T)
+
+
 def _fedavg_params(spec: dict) -> dict:
     if spec.get("name") != "fedavg":
         raise ValueError(f"exact moments cover the 'fedavg' family only; got algorithm {spec.get('name')!r}")
@@ -128,15 +141,7 @@ def fedavg_moments(config: RunConfig) -> Moments:
     for t in range(config.rounds):
         w, Om = w_cache(np.ascontiguousarray(process.probabilities(t), dtype=np.float64).tobytes())
         C, Sig = map_cache(prm["schedule"](t))
-        V = np.einsum("mij,mj->mi", C, u)
-        H = np.einsum("mij,j->mi", C, mu)
-        CS = np.einsum("m,mij,jk->ik", w, C, S) - np.outer(w @ V, mu)
-        D = np.einsum("ij,jkl->ikl", Om, C)
-        quad = (np.einsum("mij,jk,mkl->il", C, S, D) - H.T @ Om @ V - V.T @ Om @ H + V.T @ Om @ V
-                + np.einsum("m,mij->ij", np.diag(Om), Sig))
-        mu = mu - eta_g * (w @ (H - V))
-        S = S - eta_g * (CS + CS.T) + eta_g ** 2 * quad
-        S = 0.5 * (S + S.T)
+        mu, S = moment_step(mu, S, C, Sig, np.einsum("mij,mj->mi", C, u), w, Om, eta_g)
         if (t + 1) % config.every == 0 or t + 1 == config.rounds:
             rounds.append(t + 1)
             means.append(mu.copy())
