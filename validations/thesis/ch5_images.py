@@ -1,0 +1,130 @@
+r"""Thesis ch. 5 §5.4.2 (seed 001, Table 5.1 and its text) on the image path at small scale, and the analysis'
+assumption :math:`\hat{\mathcal D}_e=\mathcal D` under confidence routing (digest 001_thesis_ch4-6 §3.3, §3.6,
+§6 C10, C11).
+
+Labelled substitution for ResNet-18 on CIFAR10/100: the early-exit MLP of :mod:`testbeds.early_exit_net` (three
+blocks of width 32, one linear exit head each) on scikit-learn's digits in quick mode and Fashion-MNIST in full
+mode, 7 nodes (4/2/1) with the equal data partition, p = 0, the thesis' optimiser (momentum 0.9, weight decay
+5e-4, cosine steps from 0.1; batch 32 instead of 128), :math:`K=5`, :math:`T=15` (quick) or 100 (full, as the thesis).
+Accuracy is the CIS accuracy of :func:`theorylab.cis.routing.cis_accuracy` (maximum-softmax confidence; the thesis
+does not name its measure).  Every strategy of a seed shares partition, initial model, minibatches and draws
+(common random numbers), so orderings are paired differences over seeds.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from testbeds.data import load
+from testbeds.early_exit import layer_sizes
+from testbeds.early_exit_net import exit_predictions, layout, train_fedcis
+from theorylab.checks import in_interval, paired_difference, printed
+from theorylab.cis.aggregation import aggregation_weights
+from theorylab.cis.rates import SEVEN_NODE, split_topology_rates
+from theorylab.cis.routing import cis_accuracy, max_softmax, route
+from theorylab.cis.sampling import preset
+from theorylab.cis.strategies import equal_weight, flops_prop, serving_rate
+from theorylab.claims import Evidence, claim
+from theorylab.rng import Streams
+from theorylab.threads import one_thread
+
+SOURCE = "seed 001 Ch. 5 §5.4.2 Table 5.1 and text; digest 001 ch4-6 §3.6, §6 C10"
+HIDDEN, LOCAL_STEPS, BATCH = 32, 5, 32
+DEVIATIONS = ["early-exit MLP (3 x 32 units) on digits (quick) / Fashion-MNIST (full) instead of ResNet-18 on CIFAR",
+              "batch 32 and T = 15 rounds in quick mode (thesis: batch 128, T = 100); seeds 0..S-1, not 9/42/67",
+              "FLOPS Prop weighs exits by the MLP's multiply-adds up to each exit (the thesis' FLOPs are unspecified)"]
+
+
+def _tensors(images) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.as_tensor(images.images.reshape(len(images.labels), -1) / images.scale, dtype=torch.float32)
+    return (x - images.mean[0]) / images.std[0], torch.as_tensor(images.labels)
+
+
+@lru_cache(maxsize=2)
+def image_runs(seed: int, quick: bool) -> dict:
+    """Per strategy: per-seed exit predictions on the test set, and the settings they came from."""
+    train, test = load("digits" if quick else "fmnist")
+    (x, y), (xt, yt) = _tensors(train), _tensors(test)
+    exits, seeds, rounds = SEVEN_NODE[1], (10 if quick else 10), (15 if quick else 100)
+    sizes, p = layer_sizes(exits, (1 / 3, 1 / 3, 1 / 3), len(y) - 10), preset(exits, 0.0)
+    shapes = layout(x.shape[1], HIDDEN, train.classes, 3)
+    macs = np.cumsum([x.shape[1] * HIDDEN] + [HIDDEN * HIDDEN] * 2) + HIDDEN * train.classes
+    splits = ((80, 15, 5),) if quick else ((80, 15, 5), (60, 30, 10))
+    weights = {"Equal Weight": equal_weight(3), "FLOPS Prop": flops_prop(macs)}
+    weights |= {f"Serving Rate {s}": serving_rate(split_topology_rates(s).exit_rates) for s in splits}
+    lr = lambda t: 0.05 * (1 + np.cos(np.pi * (t - 1) / rounds))  # noqa: E731  cosine from 0.1
+    out = {"splits": splits, "labels": yt.numpy(), "seeds": seeds, "rounds": rounds, "predictions": {}}
+    for name, w in weights.items():
+        theta = train_fedcis(x, y, sizes, p, aggregation_weights(p, sizes, w), rounds, LOCAL_STEPS, BATCH, lr,
+                             Streams(seed, seeds), shapes)
+        out["predictions"][name] = exit_predictions(theta, xt, shapes)
+    return out
+
+
+def accuracies(runs: dict, name: str, split) -> np.ndarray:
+    """Per-seed CIS accuracy of strategy ``name`` under ``split``."""
+    logits, predicted = runs["predictions"][name]
+    correct = predicted == runs["labels"][None, None]
+    confidence = max_softmax(logits)
+    return np.array([cis_accuracy(correct[r], confidence[r], split) for r in range(len(correct))])
+
+
+@claim("thesis.ch5.table_orderings", SOURCE,
+       "For device-heavy splits (80-15-5, 60-30-10), Serving Rate >= Equal Weight >> FLOPS Prop in CIS accuracy "
+       "(Table 5.1; the text: +4.3 and +22.1 p.p. on CIFAR10 at 80-15-5).", kind="reproduction",
+       expect="inconclusive", because="quick mode (digits, 10 seeds, T = 15) finds Serving Rate about 2 p.p. BELOW "
+                                     "Equal Weight at 80-15-5, but its interval still contains 0; Equal Weight >> "
+                                     "FLOPS Prop holds")
+@one_thread
+def table_orderings(ctx) -> Evidence:
+    runs = image_runs(ctx.seed, ctx.quick)
+    checks, notes = [], []
+    for split in runs["splits"]:
+        label = "-".join(map(str, split))
+        acc = {name: accuracies(runs, name, split) for name in ("Equal Weight", "FLOPS Prop", f"Serving Rate {split}")}
+        sr = acc[f"Serving Rate {split}"]
+        checks += [paired_difference(f"{label}: acc(Serving Rate) - acc(Equal Weight)", sr, acc["Equal Weight"],
+                                     unit=" (accuracy)"),
+                   paired_difference(f"{label}: acc(Equal Weight) - acc(FLOPS Prop)", acc["Equal Weight"],
+                                     acc["FLOPS Prop"], unit=" (accuracy)")]
+        notes.append(f"{label}: mean CIS accuracy " + ", ".join(f"{k}: {v.mean():.4f}" for k, v in acc.items()))
+    checks += [printed("Table 5.1 CIFAR10 80-15-5: Serving Rate - Equal Weight (p.p.)", 54.2 - 49.9, "4.3",
+                       note="the text's gain vs its own table"),
+               printed("Table 5.1 CIFAR10 80-15-5: Serving Rate - FLOPS Prop (p.p.)", 54.2 - 32.1, "22.1"),
+               printed("Table 5.1 CIFAR10 5-15-80: Balanced Adj - Equal Weight (p.p.)", 87.6 - 85.1, "2.5"),
+               printed("Table 5.1 CIFAR10 5-15-80: Balanced Adj - FLOPS Prop (p.p.)", 87.6 - 86.3, "1.3"),
+               printed("Table 5.1 CIFAR100 80-15-5: Serving Rate - FLOPS Prop (p.p.)", 45.0 - 30.4, "14.6"),
+               printed("Table 5.1 CIFAR100 80-15-5: Balanced Adj - FLOPS Prop (p.p.)", 46.6 - 30.4, "16.2")]
+    exit_acc = {name: (pred == runs["labels"][None, None]).mean((0, 2)) for name, (_, pred) in
+                runs["predictions"].items()}
+    notes.append("per-exit accuracy on the whole test set: " + "; ".join(
+        f"{k}: {np.round(v, 3).tolist()}" for k, v in exit_acc.items()))
+    return Evidence(checks, notes=notes + [f"{runs['seeds']} seeds, T = {runs['rounds']}"], deviations=DEVIATIONS)
+
+
+@claim("thesis.ch5.routing", "seed 001 Ch. 5 §5.3 (D^_e = D); digest 001 ch4-6 §3.3, §6 C11",
+       "Theorem 5.3.1 covers confidence-routed inference: each exit serves samples distributed as the population "
+       "(D^_e = D), so an exit's accuracy on the samples it serves equals its accuracy on all samples.",
+       kind="scope", expect="violated",
+       because="confidence routing serves the easiest samples at the early exits: exit 1 is far more accurate on "
+               "what it serves than on the population")
+@one_thread
+def routing(ctx) -> Evidence:
+    runs = image_runs(ctx.seed, ctx.quick)
+    split, name = runs["splits"][0], f"Serving Rate {runs['splits'][0]}"
+    logits, predicted = runs["predictions"][name]
+    correct = predicted == runs["labels"][None, None]
+    confidence = max_softmax(logits)
+    served_gap = []
+    for r in range(len(correct)):
+        served = route(confidence[r], split) == 0
+        served_gap.append(correct[r, 0, served].mean() - correct[r, 0].mean())
+    cis = accuracies(runs, name, split).mean()
+    return Evidence([in_interval("exit 1: accuracy on its served samples - on all samples (80-15-5)",
+                                 np.array(served_gap), 0.0,
+                                 note="per seed, Serving Rate weights; D^_1 = D predicts 0")],
+                    notes=[f"mean gap {np.mean(served_gap):+.4f}; CIS accuracy {cis:.4f} with confidence routing"],
+                    deviations=DEVIATIONS)
