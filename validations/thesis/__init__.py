@@ -21,4 +21,23 @@ Chapter 3 (stale updates, FedStale):
 * :mod:`.ch3_theory` — Theorem 3.4.1's right side and step conditions, beta*, the lower bound (V19, V20, V24, V25).
 * :mod:`.ch3_scaling` — FedVARP's floor against p_avg/p_min, rounds to epsilon against 1/p_min (V20, V24).
 * :mod:`.cnn` — CA-Fed's and FedStale's orderings on images at small scale (V27, V28).
+
+Chapter 4 (packet loss, UPGA-PL; digest 001_thesis_ch4-6 §2, §6 U1-U10, G1-G2):
+
+* :mod:`.ch4_setting` — the chapter's quadratic setting shared by its claims.
+* :mod:`.ch4_aggregators` — all aggregators coincide without loss, unbiasedness, Lemma A.1 (U1-U3).
+* :mod:`.ch4_theory` — Theorem 4.3.1 against the exact gap, loss sensitivity, Remark 1.3.1, theory vs paper mode
+  (U4, U5, G1, G2).
+* :mod:`.ch4_moments` — DMA-PL's biased fixed point, the constant-step floor, the homogeneous case (U6, U8, U9).
+* :mod:`.ch4_udma` — UDMA-PL's instability by its exact second moment (U7).
+* :mod:`.ch4_images` — UPGA-PL against DMA-PL on images at small scale (U10).
+
+Chapter 5 (cooperative inference, Fed-CIS; digest 001_thesis_ch4-6 §3, §6 C1-C11):
+
+* :mod:`.ch5_rates` — the CIS rate model, conservation, equal serving rates (C1, C8).
+* :mod:`.ch5_aggregation` — Algorithm 6's unbiased aggregate and its sampling variance (C2, C3).
+* :mod:`.ch5_theory` — Theorem 5.3.1 / D.4: the fixed point, the rate, (D.49) (C4, G2).
+* :mod:`.ch5_terms` — the bias and generalisation terms, re-weighting (C5-C7).
+* :mod:`.ch5_ablation` — the p-ablation and the assumptions (C9 on the testbed, C11).
+* :mod:`.ch5_images` — Table 5.1's orderings and the routing effect on images at small scale (C10, C11).
 """
