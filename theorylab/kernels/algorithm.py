@@ -45,6 +45,7 @@ class Arrivals(NamedTuple):
     staleness: torch.Tensor  # (R, m) int64: server steps since the version each arrived update started from (0 if none)
     dispatched: torch.Tensor  # (R, m) bool: clients that start a new job from the model this step produces
     time: torch.Tensor  # (R,) float64: simulated wall-clock time of this server step
+    slotted: bool = False  # an arrival may be a slot filled by an earlier job while the client's next job runs
 
 
 class Round(NamedTuple):

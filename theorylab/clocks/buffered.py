@@ -1,0 +1,120 @@
+r"""Mode B, the FedBuff delay mechanism: :math:`M_c` concurrent jobs, the server steps after every :math:`S` arrivals
+(seed 004 §3.1, §6, App. E.1; digest 004 §1.4 "Mode B"; used in all of the paper's experiments).
+
+A discrete-event simulation on a virtual clock, run for all replicas at once (each replica pops its own earliest
+event in lockstep):
+
+.. code-block:: text
+
+    start:  M_c clients, uniform without replacement, start jobs from θ^0 at time 0
+    step t: pop the earliest job completions until S of them wait in the buffer
+            (R1: at each completion, start one idle client from the current model θ^t at that time)
+            server step t applies the S buffered updates; τ_i^t = t − (version the job started from)
+            (R2: start idle clients, uniform without replacement, from θ^{t+1} until M_c jobs run again)
+
+A job's duration comes from its :mod:`~theorylab.clocks.delays` law (``delay`` stream); the clients to start are
+chosen among the idle ones (neither running nor waiting in the buffer, so a buffer never holds a client twice) by
+uniform keys from the ``participation`` stream.  R2 (refill at aggregation) is the default: it reproduces the
+:math:`\tau_{\max}=4` the paper quotes for :math:`M_c=20`, :math:`S=10`, :math:`\mathcal U(0,20)`; R1 (refill at
+every arrival) keeps exactly :math:`M_c` jobs running and gives about twice the staleness (digest 004 §1.4 table).
+
+**What the kernel sees** (:class:`~theorylab.kernels.algorithm.Arrivals` of server step :math:`t`): ``arrived`` the
+buffered clients, ``staleness`` :math:`\tau_i^t` (their job started from :math:`\theta^{t-\tau_i^t}`), ``time`` the
+simulated time of the :math:`S`-th completion, and ``dispatched`` every client that starts a job from
+:math:`\theta^{t+1}`: R2's refill after step :math:`t`, and R1's starts while the buffer of step :math:`t+1` fills
+(they happen after step :math:`t` and before step :math:`t+1`, so :math:`\theta^{t+1}` is the current model; the
+clock simulates that buffer one step ahead to know them).  Jobs started before step 0 start from :math:`\theta^0`,
+which kernels hold for every client at ``init``.  A client holds at most one job, and is dispatched again only
+after its update arrived, so a kernel may evaluate a job when it arrives from the snapshot taken when it was
+dispatched.
+
+``available`` (the participation mask of step :math:`t`) restricts which idle clients may be started after step
+:math:`t`; the first :math:`M_c` are drawn from all clients.  When no job runs, a step applies the arrivals it has
+(possibly none) at the time of the last completion.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from theorylab.clocks import events
+from theorylab.clocks.delays import delay_law, durations
+from theorylab.kernels.algorithm import Arrivals
+from theorylab.registry import register
+from theorylab.rng import Streams
+from theorylab.validation import integer
+
+REFILLS = ("R1", "R2")
+
+
+class Buffered:
+    def __init__(self, n_clients: int, concurrency: int, buffer: int, refill: str, delay: dict | None):
+        self.n_clients = integer("n_clients", n_clients, 1)
+        self.concurrency = integer("concurrency", concurrency, 1, self.n_clients)
+        self.buffer = integer("buffer", buffer, 1, self.concurrency)
+        if refill not in REFILLS:
+            raise ValueError(f"refill must be one of {REFILLS}; got {refill!r}")
+        self.refill = refill
+        self.law = delay_law(delay, self.n_clients)
+
+    def init(self, replicas: int, streams: Streams) -> events.State:
+        R, N, dev = replicas, self.n_clients, streams.device
+        state = {"finish": torch.full((R, N), torch.inf, dtype=torch.float64, device=dev),
+                 "version": torch.zeros((R, N), dtype=torch.int64, device=dev),
+                 "pending": torch.zeros((R, N), dtype=torch.bool, device=dev),
+                 "now": torch.zeros(R, dtype=torch.float64, device=dev), **events.staleness_state(R, dev)}
+        if self.law.per == "client":
+            state["speed"] = durations(self.law, streams, N)
+        everyone = torch.ones((R, N), dtype=torch.bool, device=dev)
+        state, _ = self._launch(state, streams, everyone, 0, self.concurrency)
+        return self._fill(state, streams, everyone, 0)[0]
+
+    def draw(self, state: events.State, t: int, streams: Streams, available: torch.Tensor):
+        arrived, staleness = state["pending"], torch.where(state["pending"], t - state["version"], 0)
+        time = state["now"]
+        state = {**state, "pending": torch.zeros_like(arrived)}
+        dispatched = torch.zeros_like(arrived)
+        if self.refill == "R2":
+            state, dispatched = self._launch(state, streams, available, t + 1, self.concurrency)
+        state, started = self._fill(state, streams, available, t + 1)
+        state.update(events.record(state, arrived, staleness, time))
+        return state, Arrivals(arrived, staleness, dispatched | started, time)
+
+    def metrics(self, state: events.State) -> dict[str, torch.Tensor]:
+        return events.metrics(state, self.n_clients)
+
+    def _launch(self, state, streams, available, version: int, target: int):
+        """Start idle ``available`` clients from model ``version`` at each replica's current time until ``target``
+        jobs run."""
+        running = torch.isfinite(state["finish"])
+        need = (target - running.sum(1)).clamp(min=0)
+        keys = streams.uniform("participation", (self.n_clients,))
+        chosen = events.uniform_pick(keys, available & ~running & ~state["pending"], need)
+        length = state["speed"] if self.law.per == "client" else durations(self.law, streams, self.n_clients)
+        finish = torch.where(chosen, state["now"].unsqueeze(1) + length, state["finish"])
+        return {**state, "finish": finish, "version": torch.where(chosen, version, state["version"])}, chosen
+
+    def _fill(self, state, streams, available, version: int):
+        """Pop completions until the next buffer holds ``S`` updates (or no job runs); R1 starts one client from
+        model ``version`` at each completion.  Under R2 no job starts meanwhile, so the ``S`` earliest completions
+        are popped at once."""
+        started = torch.zeros_like(state["pending"])
+        pops = self.buffer if self.refill == "R2" else 1
+        for _ in range(self.buffer // pops):
+            first, who = state["finish"].topk(pops, dim=1, largest=False)
+            live = torch.isfinite(first)
+            pop = torch.zeros_like(started).scatter_(1, who, live)
+            last = torch.where(live, first, -torch.inf).max(1).values
+            state = {**state, "pending": state["pending"] | pop, "now": torch.where(live.any(1), last, state["now"]),
+                     "finish": state["finish"].masked_fill(pop, torch.inf)}
+            if self.refill == "R1":
+                state, chosen = self._launch(state, streams, available, version, self.concurrency)
+                started |= chosen
+        return state, started
+
+
+@register("clock", "buffered")
+def buffered(n_clients: int, concurrency: int = 20, buffer: int = 10, refill: str = "R2",
+             delay: dict | None = None) -> Buffered:
+    """Mode B (FedBuff): M_c concurrent jobs, a server step per S arrivals, refill R1 / R2 (default R2)."""
+    return Buffered(n_clients, concurrency, buffer, refill, delay)
