@@ -14,3 +14,22 @@ def draw_masks(process, rounds, replicas=1, seed=0):
         state, mask = process.draw(state, t, streams)
         masks.append(mask)
     return torch.stack(masks)
+
+
+def drive(algorithm, problem, schedule, replicas=1, seed=0):
+    """Run ``algorithm`` on ``problem`` through hand-built asynchronous steps: ``schedule`` is a list of
+    ``(arrived, staleness, dispatched)`` per server step, each a length-m list (bools / ints), the same for every
+    replica.  Returns the state after the last step."""
+    import numpy as np
+    import torch
+
+    from theorylab.kernels.algorithm import Arrivals, Round
+
+    streams = Streams(seed, replicas)
+    state = algorithm.init(problem, problem.initial_point(replicas, streams))
+    m = problem.n_clients
+    for t, (arrived, staleness, dispatched) in enumerate(schedule):
+        rows = [torch.tensor(v).expand(replicas, m).clone() for v in (arrived, staleness, dispatched)]
+        arr = Arrivals(rows[0].bool(), rows[1].to(torch.int64), rows[2].bool(), torch.full((replicas,), float(t), dtype=torch.float64))
+        state = algorithm.step(state, Round(t, arr.arrived, np.full(m, 0.5), streams, arrivals=arr), problem)
+    return state
