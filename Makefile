@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= results
 DATA   ?= data
 
-.PHONY: setup demo test test-slow bench bench-cnn gallery clean data
+.PHONY: setup demo test test-slow bench bench-cnn bench-sweep gallery clean data browser
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,14 +19,24 @@ setup: $(STAMP)  ## create .venv with every dependency (CPU torch pinned)
 demo: $(STAMP)  ## quick validation suite: table on stdout, report + figures under $(OUT)/
 	$(BIN)/theorylab validate --quick --out $(OUT)
 
-test: $(STAMP)  ## fast test suite (slow and GPU tests are skipped with a reason)
+test: $(STAMP) browser  ## fast test suite (slow and GPU tests are skipped with a reason)
 	$(BIN)/python -m pytest -q
 
-test-slow: $(STAMP)  ## also the long statistical tests
+test-slow: $(STAMP) browser  ## also the long statistical tests
 	$(BIN)/python -m pytest -q --runslow
 
 bench: $(STAMP)  ## speed benchmarks (ratios against baselines measured in the same run)
 	$(BIN)/python benchmarks/fedavg_quadratic.py
+
+bench-sweep: $(STAMP)  ## sweep cells/s: serial vs a dask LocalCluster of 2 workers, measured in one run
+	$(BIN)/python benchmarks/sweep.py $(BENCH_ARGS)
+
+browser:  ## headless Chromium for the HTML report's test: apt-get installs it when missing (root only; never fails)
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; }; }; } || \
+	  echo "chromium is not installed (needs root and apt-get): the HTML report's browser test will be skipped"
 
 bench-cnn: $(STAMP)  ## one CNN round: kernels vs research-code loop vs centralised ceiling (meant for a GPU)
 	$(BIN)/python benchmarks/cnn_round.py $(BENCH_ARGS)

@@ -1,0 +1,108 @@
+"""The validation report as one self-contained HTML page (Jinja2 template ``theorylab/templates/report.html.j2``).
+
+The page has a summary table (one row per claim, sortable by any column, filterable by paper and verdict; a
+dozen lines of inline script, and the filters and sort can also be set by the query string
+``?paper=fedawe&verdict=violated&sort=tightness&order=desc``) and, per claim, its source, statement, every check
+with measured vs theory, CI or tolerance, tightness and basis, its notes, deviations, errata and figure (embedded
+as a base64 PNG, so the page can be mailed or archived alone).  Like the Markdown report
+(:mod:`theorylab.report`), each summary row shows the claim's *headline*: for a violated claim the check that
+failed, not its first check.
+
+``theorylab validate`` renders it from its results; ``theorylab report`` re-renders it from a ``claims.json``
+(:func:`load_results` rebuilds the results from that file; ``as_dict`` of the rebuilt results equals the file).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Sequence
+
+import theorylab
+from theorylab.checks import BASES, VACUOUS, Check
+from theorylab.claims import Claim, Evidence, Result
+from theorylab.report import MARK, fmt, mark, summary
+
+VERDICT_ORDER = ("violated", "error", "inconclusive", "holds")
+_NUMERIC = ("tolerance", "level", "tightness")  # Check fields that claims.json may hold as "inf" / "nan" strings
+
+
+def _number(value):
+    return float(value) if isinstance(value, str) and value in ("inf", "-inf", "nan") else value
+
+
+def load_results(path: str | Path) -> list[Result]:
+    """Results rebuilt from a ``claims.json`` written by ``theorylab validate``.  A claim whose verdict differs from
+    its expectation gets its reason (``because``) from the registry when the claim is still registered."""
+    rows = json.loads(Path(path).read_text())
+    reasons = {}
+    if any(d["verdict"] not in (d["expect"], "error") for d in rows):
+        from theorylab.registry import entries
+
+        reasons = {name: e.obj.because for name, e in entries("claim").items()}
+    results = []
+    for d in rows:
+        claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], reasons.get(d["id"], ""))
+        evidence = None
+        if d["error"] is None:
+            checks = [Check(**{k: _number(v) if k in _NUMERIC else v for k, v in c.items()}) for c in d["checks"]]
+            evidence = Evidence(checks, d["figure"], d["notes"], d["deviations"], d["errata"], _number(d["level"]))
+        results.append(Result(claim, evidence, d["seconds"], d["error"]))
+    return results
+
+
+def _embedded(figure: str | None, out: Path) -> str | None:
+    """The figure as a ``data:`` URI: found where it was written, or under ``out/figures`` (a moved report)."""
+    if not figure:
+        return None
+    for path in (Path(figure), out / "figures" / Path(figure).name, out / Path(figure).name):
+        if path.is_file():
+            return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+    return None
+
+
+def _sort_key(value) -> str:
+    """A cell's sort key for the page's script: numbers as numbers, anything else as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return repr(float(value))
+    return "" if value is None else str(value)
+
+
+def _claim(r: Result, out: Path) -> dict:
+    d = r.as_dict()
+    checks = [{**c, "spread": fmt(c["ci"]) if c["ci"] else fmt(c["tolerance"]), "mark": MARK[c["verdict"]],
+               **{k: fmt(c[k]) for k in ("measured", "theory", "tightness")}} for c in d["checks"]]
+    return {
+        **d, "anchor": d["id"].replace(".", "-"), "paper": d["id"].split(".")[0], "mark": mark(r.label),
+        "cells": {k: fmt(d[k]) for k in ("measured", "theory", "tightness")},
+        "sort": {k: _sort_key(d[k]) for k in ("tightness", "seconds")},
+        "checks": checks, "check_notes": [f"{c['name']}: {c['note']}" for c in d["checks"] if c["note"]],
+        "expected": None if r.verdict in (r.claim.expect, "error") else (r.claim.expect, r.claim.because),
+        "image": _embedded(d["figure"], out),
+    }
+
+
+def render(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> str:
+    """The page for ``results``; figures are read relative to the working directory or under ``out/figures``."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("theorylab", "templates"), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    claims = [_claim(r, Path(out)) for r in results]
+    present = {c["verdict"] for c in claims}
+    return env.get_template("report.html.j2").render(
+        claims=claims, papers=sorted({c["paper"] for c in claims}),
+        verdicts=[v for v in VERDICT_ORDER if v in present], summary=summary(results), bases=BASES, vacuous=VACUOUS,
+        version=theorylab.__version__, mode=mode, seed=seed,
+        stamp=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
+
+
+def write(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> Path:
+    """Write ``out/report.html`` and return its path."""
+    path = Path(out) / "report.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(results, out, mode, seed))
+    return path

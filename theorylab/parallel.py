@@ -1,0 +1,161 @@
+r"""The dask.distributed client shared by sweeps and parallel validation, and how work is sized on it.
+
+:func:`connect` gives a client of an existing cluster (``scheduler="tcp://HOST:PORT"``) or of a
+``LocalCluster`` of ``workers`` single-threaded workers on this machine (default: one per usable core).
+dask is imported here, when a client is wanted, so the engine runs without it.
+
+**Threads.** On a host whose workers run :math:`n` dask threads in total over :math:`c` usable cores, every task
+runs with :math:`t = \max(1, \lfloor c/n \rfloor)` intra-op torch threads (:func:`torch_threads`), so
+:math:`n\,t \le c` whenever :math:`n \le c`: the cluster never runs more compute threads than there are cores.
+On this project's 2-core machine a second torch thread on tiny tensors only adds synchronisation
+(:mod:`theorylab.threads`), so two single-threaded workers are the sizing to beat.
+
+**Claims in parallel.** :func:`evaluate_claims` submits one task per claim.  The task looks the claim up by id in
+the worker's own registry and evaluates it with a :class:`~theorylab.claims.Context` of the same budget, seed,
+store file and figure folder.  A claim draws its randomness only from streams keyed by ``ctx.seed``
+(:mod:`theorylab.rng`) and its cached runs by their config hash, so its numbers do not depend on the worker that
+runs it nor on the order in which claims finish; results are returned in the claims' order.  BLAS/LAPACK run on
+one thread while a claim is evaluated, serially or on a worker (:func:`one_blas_thread`): with two OpenBLAS
+threads instead of one, ``numpy.linalg.eigvals`` of a 1024 x 1024 matrix moved in the 15th digit, which made
+``thesis.markov.product_chain``'s JSON differ between a serial and a ``--workers 2`` run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import torch
+
+from theorylab.claims import Claim, Context, Result, evaluate
+from theorylab.progress import progress
+from theorylab.registry import lookup
+from theorylab.store import Store
+from theorylab.validation import integer
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform tells, else ``os.cpu_count()``)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def torch_threads(dask_threads: int, cores: int) -> int:
+    r"""Torch threads per task when ``dask_threads`` tasks share ``cores``: :math:`\max(1, \lfloor c/n \rfloor)`."""
+    integer("dask_threads", dask_threads, 1)
+    integer("cores", cores, 1)
+    return max(1, cores // dask_threads)
+
+
+CONNECT_TIMEOUT_S = 10
+_ADDRESS = re.compile(r"(tcp|tls|ws|wss|ucx)://\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}")
+
+
+def scheduler_address(address: str) -> str:
+    """``address`` if it reads ``PROTOCOL://HOST:PORT`` (as ``dask scheduler`` prints it), else a ValueError naming
+    ``scheduler``."""
+    if not isinstance(address, str) or not _ADDRESS.fullmatch(address):
+        raise ValueError(f"scheduler must be an address PROTOCOL://HOST:PORT such as tcp://10.0.0.5:8786; got "
+                         f"{address!r}")
+    return address
+
+
+@contextlib.contextmanager
+def connect(workers: int | None = None, scheduler: str | None = None, processes: bool = True) -> Iterator:
+    """A ``distributed.Client``: of the cluster at ``scheduler``, else of a LocalCluster with ``workers``
+    single-threaded workers (processes, or threads of this process when ``processes=False``), at most one per usable
+    core so that workers x threads never exceeds the cores."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        if workers is not None:
+            raise ValueError("workers sizes a local cluster; with a scheduler address the cluster's own workers run "
+                             "the tasks: give one or the other")
+        try:
+            client = Client(scheduler_address(scheduler), timeout=CONNECT_TIMEOUT_S)
+        except OSError as err:
+            raise ValueError(f"scheduler {scheduler!r} did not answer within {CONNECT_TIMEOUT_S} s ({err}); start it "
+                             f"with `dask scheduler` or check the address") from None
+        with client:
+            yield client
+        return
+    cores = usable_cores()
+    n = cores if workers is None else integer("workers", workers, 1)
+    if n > cores:
+        raise ValueError(f"workers = {n} exceeds the {cores} usable cores of this machine: a local cluster runs at "
+                         f"most one single-threaded worker per core; for more, start a cluster (`dask scheduler`, "
+                         f"`dask worker`) and pass its address as scheduler")
+    # dashboard ":0": the scheduler's HTTP server takes a free port (8787 may belong to another cluster)
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's and scipy's BLAS/LAPACK on one thread inside the block (threadpoolctl), whatever the machine's cores."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def thread_plan(client) -> dict[str, int]:
+    """Worker address -> torch threads for its tasks (:func:`torch_threads` over the dask threads of its host)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    cores = client.run(usable_cores)
+    per_host = Counter()
+    for info in workers.values():
+        per_host[info["host"]] += info["nthreads"]
+    return {address: torch_threads(per_host[info["host"]], cores.get(address, 1)) for address, info in workers.items()}
+
+
+def sized(plan: dict[str, int], fn: Callable, *args):
+    """Run ``fn(*args)`` on a dask worker with the torch threads that ``plan`` gives it (1 if it is not listed,
+    e.g. a worker restarted after the plan was made)."""
+    from distributed import get_worker
+
+    torch.set_num_threads(plan.get(get_worker().address, 1))
+    return fn(*args)
+
+
+def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, figure_dir: str):
+    """Worker side: evaluate a registered claim; returns (evidence without its re-decision hooks, seconds, error)."""
+    ctx = Context(quick=quick, seed=seed, store=None if store is None else Store(store), figure_dir=Path(figure_dir),
+                  progress=False)
+    try:
+        with one_blas_thread():
+            result = evaluate(lookup("claim", claim_id).obj, ctx)
+    finally:
+        if ctx.store is not None:
+            ctx.store.close()
+    evidence = result.evidence
+    if evidence is not None:  # checks are already decided; their closures need not travel back
+        evidence = dataclasses.replace(evidence, checks=[dataclasses.replace(c, decide=None) for c in evidence.checks])
+    return evidence, result.seconds, result.error
+
+
+def evaluate_claims(claims: Sequence[Claim], ctx: Context, client) -> list[Result]:
+    """Evaluate ``claims`` as dask tasks on ``client``; the results, in the claims' order, equal a serial run's."""
+    plan = thread_plan(client)
+    store = None if ctx.store is None else str(ctx.store.path)
+    futures = [client.submit(sized, plan, _evaluate_by_id, c.id, ctx.quick, ctx.seed, store, str(ctx.figure_dir),
+                             pure=False) for c in claims]
+    from distributed import as_completed
+
+    for _ in progress(as_completed(futures), None, desc="claims", unit="claim", total=len(futures)):
+        pass
+    results = []
+    for c, future in zip(claims, futures):
+        try:
+            results.append(Result(c, *future.result()))
+        except Exception as err:  # the worker itself failed (killed, out of memory): reported as the claim's error
+            results.append(Result(c, None, 0.0, f"the dask task of {c.id} failed: {err!r}"))
+    return results
