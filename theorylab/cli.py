@@ -1,9 +1,15 @@
-"""Command line: ``theorylab list | validate | figure | train``.
+"""Command line: ``theorylab list | validate | report | figure | train | sweep``.
 
 ``theorylab validate [IDS...] [--quick]`` runs claims (all, or those whose id
 equals or starts with an argument), prints a table / JSON / Markdown, and writes
-``report.md``, ``claims.json`` and figures under ``--out``.  It exits non-zero when
-a claim's code errors, not when a paper's claim is violated.
+``report.md``, ``report.html``, ``claims.json`` and figures under ``--out``.  It exits non-zero when
+a claim's code errors, not when a paper's claim is violated.  ``--workers N`` runs the claims in parallel on a
+dask LocalCluster of N workers, ``--scheduler ADDR`` on an existing cluster; the verdicts and numbers equal a
+serial run's.  ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.
+
+``theorylab sweep GRID.yaml|GRID.json`` runs a grid of run configurations (:mod:`theorylab.grid`) on dask
+(:mod:`theorylab.sweep`): each finished cell goes into the store at once, so a killed sweep resumes; it writes
+a tidy CSV table and a figure of the grid's metric.
 
 ``theorylab train --testbed fmnist --algorithm fedavg --participation sine --rounds R`` trains a
 network testbed for each ``--seeds`` value (results in the store), shows round, accuracy and
@@ -19,14 +25,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from pathlib import Path
 
-from theorylab import report
+from theorylab import html_report, report
 from theorylab.claims import Context, evaluate, select
+from theorylab.participation.dynamics import DYNAMICS
 from theorylab.progress import progress
 from theorylab.registry import KINDS, entries, lookup
 from theorylab.store import Store
+from theorylab.validation import integer, real
 
 
 DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
@@ -55,24 +65,63 @@ def cmd_validate(args) -> int:
     claims = select(args.ids)
     out = Path(args.out)
     ctx = Context(quick=args.quick, seed=args.seed, store=_store(args), figure_dir=out / "figures", progress=False)
-    results = []
-    bar = progress(claims, None, desc="claims", unit="claim")
-    for c in bar:
-        if hasattr(bar, "set_postfix_str"):
-            bar.set_postfix_str(c.id)
-        results.append(evaluate(c, ctx))
+    if args.workers is not None or args.scheduler is not None:
+        from theorylab.parallel import connect, evaluate_claims
+
+        with connect(args.workers, args.scheduler) as client:
+            results = evaluate_claims(claims, ctx, client)
+    else:
+        from theorylab.parallel import one_blas_thread
+
+        results = []
+        bar = progress(claims, None, desc="claims", unit="claim")
+        for c in bar:
+            if hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(c.id)
+            with one_blas_thread():  # as on a worker: numbers independent of the BLAS thread count
+                results.append(evaluate(c, ctx))
     mode = "quick" if args.quick else "full"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report.markdown(results, mode, args.seed, out))
     (out / "claims.json").write_text(report.as_json(results))
+    html_report.write(results, out, mode, args.seed)
     rendered = {"table": report.table, "json": report.as_json}.get(args.format)
     print(rendered(results) if rendered else report.markdown(results, mode, args.seed, out))
     if args.format == "table":
-        print(f"\nreport: {out / 'report.md'}  json: {out / 'claims.json'}  figures: {out / 'figures'}")
+        print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'})  json: {out / 'claims.json'}  "
+              f"figures: {out / 'figures'}")
     for r in results:
         if r.error:
             print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
+
+
+def cmd_report(args) -> int:
+    source = Path(args.json or Path(args.out) / "claims.json")
+    if not source.is_file():
+        raise ValueError(f"{source} does not exist: run `theorylab validate --out {args.out}` first, or pass --json")
+    print(html_report.write(html_report.load_results(source), args.out))
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from theorylab import grid, sweep
+    from theorylab.parallel import connect
+
+    spec = grid.parse(grid.load(args.grid))
+    cells = grid.expand(spec)
+    out = Path(args.out or Path("results") / f"sweep-{Path(args.grid).stem}")
+    store = Store(args.store or out / "store.sqlite")
+    done = sweep.run_cells(cells, store, lambda: connect(args.workers, args.scheduler))
+    rows = sweep.table(spec, cells, store)
+    name = Path(args.grid).stem
+    table = sweep.write_csv(rows, out / f"{name}.csv")
+    figure = sweep.draw(rows, spec, out / f"{name}.png") if rows else None
+    print(f"{done.cells} distinct cells: {done.cached} read from the store, {done.computed} computed, "
+          f"{len(done.failed)} failed\ntable: {table}  figure: {figure}  store: {store.path}")
+    for key, error in done.failed.items():
+        print(f"cell {key[:12]} failed: {error}", file=sys.stderr)
+    return 1 if done.failed else 0
 
 
 def cmd_figure(args) -> int:
@@ -98,12 +147,19 @@ def cmd_train(args) -> int:
 
     torch_device(args.device)  # fail before loading data when the device is missing
     problem = {"name": args.testbed, "model": args.model, "clients": args.clients, "partition": args.partition,
-               "alpha": args.alpha, "batch_size": args.batch_size, **json.loads(args.testbed_options or "{}")}
+               "alpha": args.alpha, "batch_size": args.batch_size,
+               **_json_option("--testbed-options", args.testbed_options or "{}")}
     if args.label_swap is not None:
         problem["label_swap"] = {"fraction": args.label_swap}
-    algorithm = json.loads(args.algorithm) if args.algorithm.lstrip().startswith("{") else {"name": args.algorithm}
+    algorithm = (_json_option("--algorithm", args.algorithm, spec=True) if args.algorithm.lstrip().startswith("{")
+                 else {"name": args.algorithm})
     if args.aggregation:
         algorithm["aggregation"] = args.aggregation
+    if args.topology is not None:
+        algorithm["topology"] = _topology_spec(args.topology, algorithm, args.clients)
+    if algorithm.get("name") == "afga" and args.participation is None:  # AFGA samples M of N clients (seed 002 §6: 10%)
+        args.participation = json.dumps({"name": "uniform_k", "n_clients": args.clients,
+                                         "k": max(1, args.clients // 10)})
     dynamics = _check_train_combination(args, algorithm)
     if args.beta is not None:
         algorithm["beta"] = args.beta
@@ -113,14 +169,14 @@ def cmd_train(args) -> int:
         runs = [(seed, spec, *_train_participation(args, spec, algorithm, dynamics)) for seed, spec in runs]
         lr0 = args.lr if args.lr is not None else paper_lr0(runs[0][3]) or DEFAULT_LR0
         lr = {"name": "inverse_sqrt", "lr0": lr0, "t0": 10} if args.schedule == "inverse_sqrt" else lr0
-        runs = [(seed, spec, part, {"local_steps": args.local_steps, "lr": lr, **kernel})
-                for seed, spec, part, kernel in runs]
+        runs = [(seed, spec, part, _masfl_steps(args, kernel) if kernel.get("name") in ("masfl", "adamasfl")
+                 else {"local_steps": args.local_steps, "lr": lr, **kernel}) for seed, spec, part, kernel in runs]
         label = build("algorithm", runs[0][3]).name
         point = choose_point(runs[0][3], problem["clients"], args.point)
         store = _store(args)  # only once every usage error has had its chance
         for seed, spec, participation, kernel in runs:
             config = RunConfig(spec, participation, kernel, args.rounds, args.replicas, seed, args.every,
-                               args.device, args.dtype)
+                               args.device, args.dtype, clock=_clock_spec(args.asynchrony, problem["clients"]))
             bar = TrainProgress(args.rounds, args.local_steps * args.batch_size, point, f"{label} seed {seed}")
             traces.append(run(config, store, progress_bar=False, on_record=bar))
     except FileNotFoundError as err:
@@ -132,10 +188,35 @@ def cmd_train(args) -> int:
                   Path(args.out) / "figures" / f"{name}.png", {label: point},
                   f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± sample std over runs")
     spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
-    print(f"{label} ({_step_size(runs[0][3]['lr'])}): final test accuracy of the {point} model (mean of the last "
+    print(f"{label} ({_step_size(runs[0][3])}): final test accuracy of the {point} model (mean of the last "
           f"{args.window} evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
           f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
+    if args.asynchrony:
+        final = {k: np.mean([t.metrics[f"clock.{k}"][:, -1] for t in traces]) for k in ("tau_avg", "tau_max", "time")}
+        print(f"asynchrony: mean staleness {final['tau_avg']:.3f}, largest {final['tau_max']:.0f}, simulated clock "
+              f"{final['time']:.1f} s at the last server step (mean over runs; per-round values in the trace's clock.*)")
     return 0
+
+
+def _masfl_steps(args, kernel: dict) -> dict:
+    """MasFL / AdaMasFL take no ``lr``: unless the spec sets them, (beta, gamma, eta) are Theorem 4.1's problem-free
+    choice (seed 004; :func:`theorylab.bounds.masfl.steps_thm41`) with S the clock's buffer (10% of the clients
+    without a clock), K = --local-steps and T = --rounds."""
+    from theorylab.bounds.masfl import steps_thm41
+
+    clock = _clock_spec(args.asynchrony, args.clients) or {}
+    steps = steps_thm41(int(clock.get("buffer", max(1, args.clients // 10))), args.local_steps, args.rounds)
+    return {"local_steps": args.local_steps, **steps._asdict(), **kernel}
+
+
+def _clock_spec(text: str | None, clients: int) -> dict | None:
+    """``--asynchrony``'s JSON clock spec (theorylab.clocks), its ``n_clients`` defaulting to ``--clients``."""
+    if not text:
+        return None
+    spec = _json_option("--asynchrony", text)
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ValueError(f"--asynchrony must be a JSON clock spec with a 'name' (buffered | all_busy); got {text!r}")
+    return {"n_clients": clients, **spec}
 
 
 def _check_train_combination(args, algorithm: dict) -> str:
@@ -146,11 +227,15 @@ def _check_train_combination(args, algorithm: dict) -> str:
     default = {"cafed": "markov", "fedstale": "two_groups"}.get(name, "sine")
     dynamics = args.participation or default
     custom = dynamics.lstrip().startswith("{")
+    if not custom and dynamics not in (*DYNAMICS, "markov", "two_groups"):
+        raise ValueError(f"--participation must be one of {(*DYNAMICS, 'markov', 'two_groups')} or a JSON "
+                         f"participation spec; got {dynamics!r}")
     if args.beta is not None and name != "fedstale":
         raise ValueError(f"--beta is FedStale's staleness weight; it needs --algorithm fedstale, not {name!r}")
     if args.p_min is not None and dynamics != "two_groups":
         raise ValueError(f"--p-min sets the rare group of --participation two_groups, not {dynamics!r}")
-    if name == "cafed" and dynamics != "markov" and not (custom and json.loads(dynamics).get("name") == "markov"):
+    markov_spec = custom and _json_option("--participation", dynamics, spec=True).get("name") == "markov"
+    if name == "cafed" and dynamics != "markov" and not markov_spec:
         raise ValueError(f"--algorithm cafed needs Markov availability (--participation markov or a JSON 'markov' "
                          f"spec) for its oracle (pi, lambda); got {dynamics!r}")
     return "custom" if custom else dynamics
@@ -163,7 +248,7 @@ def _train_participation(args, spec: dict, algorithm: dict, dynamics: str) -> tu
     from testbeds.thesis_recipes import thesis_markov_participation, two_group_participation
 
     if dynamics == "custom":
-        participation = json.loads(args.participation)
+        participation = _json_option("--participation", args.participation, spec=True)
     elif dynamics == "markov":
         participation = thesis_markov_participation(spec["clients"], spec["seed"])
     elif dynamics == "two_groups":
@@ -176,9 +261,54 @@ def _train_participation(args, spec: dict, algorithm: dict, dynamics: str) -> tu
     return participation, algorithm
 
 
-def _step_size(lr) -> str:
-    """The local step size of a run as the summary line shows it: a schedule's eta_0, or the spec as given."""
+def _topology_spec(text: str, algorithm: dict, clients: int) -> dict:
+    """``--topology``: a registered topology name (built over ``clients`` clients) or a JSON topology spec; only
+    the gossip algorithm (afga) reads one."""
+    if algorithm.get("name") != "afga":
+        raise ValueError(f"--topology sets the gossip graph of --algorithm afga, not {algorithm.get('name')!r}")
+    return _json_option("--topology", text) if text.lstrip().startswith("{") else {"name": text, "n": clients}
+
+
+def _json_option(option: str, text: str, spec: bool = False) -> dict:
+    """The JSON object an option holds (a component ``spec`` needs a ``name``), or a ValueError naming the option
+    (not only the parser's complaint)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{option} is not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict) or (spec and not isinstance(value.get("name"), str)):
+        raise ValueError(f"{option} must be a JSON object {{...}}{' with a name' if spec else ''}; got {text!r}")
+    return value
+
+
+def _step_size(kernel: dict) -> str:
+    """The step sizes of a run's kernel spec as the summary line shows them: a schedule's eta_0, the ``lr`` spec as
+    given, or MasFL's (beta, gamma, eta)."""
+    lr = kernel.get("lr")
+    if lr is None:
+        return ", ".join(f"{k} = {kernel[k]:.4g}" for k in ("beta", "gamma", "eta") if k in kernel)
     return f"eta_0 = {lr['lr0']:g}" if isinstance(lr, dict) and "lr0" in lr else f"lr = {json.dumps(lr)}"
+
+
+def _int(low: int):
+    """An argparse type: an integer >= ``low``, else a usage error (exit 2) that argparse prefixes with the option."""
+    def parse(text: str) -> int:
+        try:
+            return integer("the value", int(text), low)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, inf]; got {text!r}") from None
+    return parse
+
+
+def _float(low: float, high: float = math.inf, open_low: bool = False):
+    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` when ``open_low``), else a usage error."""
+    def parse(text: str) -> float:
+        try:
+            return real("the value", float(text), low, high, open_low)
+        except ValueError:
+            interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if math.isinf(high) else ']'}"
+            raise argparse.ArgumentTypeError(f"must be a finite number in {interval}; got {text!r}") from None
+    return parse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -190,7 +320,7 @@ def parser() -> argparse.ArgumentParser:
     ls.set_defaults(func=cmd_list)
 
     def common(sp, out_default):
-        sp.add_argument("--seed", type=int, default=0, help="base seed of every random stream (default 0)")
+        sp.add_argument("--seed", type=_int(0), default=0, help="base seed of every random stream (default 0)")
         sp.add_argument("--out", default=out_default, help=f"output folder (default {out_default})")
         sp.add_argument("--quick", action="store_true", help="small budget: fewer replicas and rounds")
         sp.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
@@ -199,8 +329,25 @@ def parser() -> argparse.ArgumentParser:
     va = sub.add_parser("validate", help="run claims and report their verdicts")
     va.add_argument("ids", nargs="*", help="claim ids or prefixes (e.g. fedawe, fedawe.prop1); default all")
     va.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    va.add_argument("--workers", type=_int(1), help="run the claims in parallel on a dask LocalCluster of this "
+                    "many single-threaded workers (default: serial, in this process)")
+    va.add_argument("--scheduler", help="run the claims on the dask cluster at this address (tcp://HOST:PORT)")
     common(va, "results")
     va.set_defaults(func=cmd_validate)
+
+    rp = sub.add_parser("report", help="re-render OUT/report.html from OUT/claims.json")
+    rp.add_argument("--out", default="results", help="folder of claims.json and report.html (default results)")
+    rp.add_argument("--json", help="claims.json to render (default OUT/claims.json)")
+    rp.set_defaults(func=cmd_report)
+
+    sw = sub.add_parser("sweep", help="run a grid of run configurations on dask; tidy CSV table and figure")
+    sw.add_argument("grid", help="grid spec, .yaml/.yml (YAML) or JSON: base, product, zip, metric "
+                    "(see theorylab.grid)")
+    sw.add_argument("--workers", type=_int(1), help="workers of the local dask cluster (default: one per core)")
+    sw.add_argument("--scheduler", help="address of an existing dask scheduler (tcp://HOST:PORT) instead")
+    sw.add_argument("--out", help="output folder (default results/sweep-<grid name>)")
+    sw.add_argument("--store", help="result-store file (default OUT/store.sqlite); finished cells are read back")
+    sw.set_defaults(func=cmd_sweep)
 
     fi = sub.add_parser("figure", help="render figures by name")
     fi.add_argument("names", nargs="*")
@@ -213,15 +360,19 @@ def parser() -> argparse.ArgumentParser:
                     "synthetic; default fmnist)")
     tr.add_argument("--testbed-options", help='JSON of further testbed parameters, e.g. \'{"train_size": 5000}\'')
     tr.add_argument("--model", default="cnn_cifar", help="cnn_svhn | cnn_cifar | cnn_cinic | mlp | logistic")
-    tr.add_argument("--clients", type=int, default=100)
+    tr.add_argument("--clients", type=_int(1), default=100)
     tr.add_argument("--partition", default="dirichlet", help="dirichlet | dirichlet_per_class | classes | iid")
-    tr.add_argument("--alpha", type=float, default=0.1, help="Dirichlet concentration (default 0.1)")
-    tr.add_argument("--batch-size", type=int, default=128)
+    tr.add_argument("--alpha", type=_float(0.0, open_low=True), default=0.1,
+                    help="Dirichlet concentration (default 0.1)")
+    tr.add_argument("--batch-size", type=_int(1), default=128)
     tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec")
     tr.add_argument("--aggregation", help="FedAvg aggregation: active | all | known_p")
-    tr.add_argument("--local-steps", type=int, default=10)
-    tr.add_argument("--lr", type=float, help="local step size eta_0 (default: FedAWE Table 7's value for the "
-                    "algorithm, 0.1 for fedawe and fedavg known_p, 0.05 for fedavg active/all, fedau, f3ast, mifa, fedvarp; "
+    tr.add_argument("--topology", help="gossip graph of --algorithm afga: a topology name over --clients clients "
+                    "(ring, complete, ...; theorylab list topology) or a JSON topology spec; afga's participation "
+                    "defaults to uniform_k with 10%% of the clients")
+    tr.add_argument("--local-steps", type=_int(1), default=10)
+    tr.add_argument("--lr", type=_float(0.0, open_low=True), help="local step size eta_0 (default: FedAWE Table 7's "
+                    "value for the algorithm, 0.1 for fedawe and fedavg known_p, 0.05 for fedavg active/all, fedau, f3ast, mifa, fedvarp; "
                     f"{DEFAULT_LR0} for any other)")
     tr.add_argument("--schedule", choices=("inverse_sqrt", "constant"), default="inverse_sqrt",
                     help="eta_0 / sqrt(t/10 + 1) as FedAWE's code (default), or constant")
@@ -229,16 +380,21 @@ def parser() -> argparse.ArgumentParser:
                     "staircase | sine | interleaved_sine), markov (CA-Fed's four availability classes, thesis "
                     "§2.5.1), two_groups (FedStale's p = 1 / p_min halves, thesis §3.5.1) or a JSON participation "
                     "spec; default markov for cafed, two_groups for fedstale, sine otherwise")
-    tr.add_argument("--beta", type=float, help="FedStale's weight of stale updates in [0, 1] (fedstale only)")
-    tr.add_argument("--p-min", type=float, help="participation probability of the rare group of two_groups "
-                    "(default 0.1)")
-    tr.add_argument("--label-swap", type=float, help="FedStale's data heterogeneity sigma_g^2: the fraction of the "
-                    "rare group's labels 0 and 1 that are swapped (thesis §3.5.1)")
-    tr.add_argument("--rounds", type=int, default=100)
-    tr.add_argument("--every", type=int, default=10, help="evaluate every this many rounds (default 10)")
-    tr.add_argument("--window", type=int, default=5, help="final accuracy = mean of the last WINDOW evaluations")
-    tr.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per seed (partition, phi, streams)")
-    tr.add_argument("--replicas", type=int, default=1, help="replicas per seed (same partition)")
+    tr.add_argument("--beta", type=float,  # its range is checked by fedstale, after --algorithm
+                    help="FedStale's weight of stale updates in [0, 1] (fedstale only)")
+    tr.add_argument("--p-min", type=_float(0.0, 1.0, open_low=True),
+                    help="participation probability of the rare group of two_groups (default 0.1)")
+    tr.add_argument("--label-swap", type=_float(0.0, 1.0), help="FedStale's data heterogeneity sigma_g^2: the "
+                    "fraction of the rare group's labels 0 and 1 that are swapped (thesis §3.5.1)")
+    tr.add_argument("--asynchrony", "--clock", dest="asynchrony", help="JSON clock spec that runs the algorithm "
+                    "asynchronously on a virtual clock, e.g. '{\"name\": \"buffered\", \"concurrency\": 20, "
+                    "\"buffer\": 10}' (FedBuff, seed 004) or '{\"name\": \"all_busy\", \"sample\": 10}'; "
+                    "n_clients defaults to --clients; a round is then a server step")
+    tr.add_argument("--rounds", type=_int(1), default=100)
+    tr.add_argument("--every", type=_int(1), default=10, help="evaluate every this many rounds (default 10)")
+    tr.add_argument("--window", type=_int(1), default=5, help="final accuracy = mean of the last WINDOW evaluations")
+    tr.add_argument("--seeds", type=_int(0), nargs="+", default=[0], help="one run per seed (partition, phi, streams)")
+    tr.add_argument("--replicas", type=_int(1), default=1, help="replicas per seed (same partition)")
     tr.add_argument("--point", help="model to report (default: the point the algorithm's theory evaluates, the "
                     "all-client mean for fedawe, the server model for the others); an unknown point is an error")
     tr.add_argument("--device", default="cpu", help="cpu or cuda (an error when CUDA is not available)")
@@ -251,12 +407,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run a command; a ValueError is a one-line error (exit 2); a reader that closes the pipe early (``| head``)
+    ends the command quietly with the shell's SIGPIPE status 141, as other command-line tools do."""
     args = parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
+        return code
     except ValueError as err:
         print(f"theorylab: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 141
 
 
 if __name__ == "__main__":
