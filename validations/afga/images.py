@@ -1,6 +1,9 @@
 r"""Seed 002's image-side orderings at small scale (seed 002 §6.2-6.3 Table 4, Fig. 2; digest 002 §3, §5 CNN-side
 checks), through the image path (:mod:`testbeds.network`).
 
+* Tables 1-3 (CIFAR-10 and CIFAR-100 with ConvMixer-256-8, Shakespeare with an LSTM; Setting 1: N = 100 at 5%,
+  Setting 2: N = 50 at 10%): in all six cells CAFGA > AFGA > FedAMSGrad (the baselines SCAFFOLD, FedProx, FedDyn,
+  FedAvg, FedAdam are not compared here: the paper tunes each on a grid and reports no chosen values);
 * Table 4 (CIFAR-10, ConvMixer-256-8, Setting 2): accuracy +Gossip (77.39) < FedAMSGrad (79.59) < AFGA (80.02) <
   CAFGA (82.10);
 * Fig. 2: AFGA and CAFGA converge faster and reach higher accuracy on more balanced data: i.i.d. > Dirichlet 0.6 >
@@ -119,6 +122,41 @@ def cnn_table4(ctx) -> Evidence:
         "+Gossip: gossip over all N clients on the ring without re-sampling (the paper leaves the scope open); CAFGA: "
         "a ring per cluster, clusters contiguous in client index (the paper's clustering rule is unstated)"],
         deviations=[s.deviation, "one set of step sizes for all methods (the paper tunes each on a grid)"])
+
+
+TABLES_1_3 = {"Setting 1": {"CAFGA": (79.18, 53.08, 53.20), "AFGA": (78.45, 52.08, 53.08),
+                             "FedAMSGrad": (77.53, 50.58, 52.09)},
+              "Setting 2": {"CAFGA": (82.10, 54.41, 53.57), "AFGA": (80.02, 53.87, 53.13),
+                             "FedAMSGrad": (79.59, 52.15, 51.96)}}  # CIFAR-10, CIFAR-100, Shakespeare (digest §3.2)
+
+
+@claim("afga.cnn_tables1_3", "seed 002 §6.2 Tables 1-3; digest 002 §3.1-3.2, §5 (CNN-side checks)",
+       "In both participation settings (Setting 1: 5% of the clients, Setting 2: 10%), final test accuracy orders as "
+       "CAFGA > AFGA > FedAMSGrad (every cell of Tables 1-3).", kind="reproduction", expect="inconclusive",
+       because="on the quick stand-in (digits, logistic, 20 rounds, 32 paired runs) CAFGA > AFGA holds in both "
+               "settings, but AFGA vs FedAMSGrad is undecided: about +0.5 points at 20% participation and about -4 "
+               "points at 10%, each interval containing 0 at the family level")
+@one_thread
+def cnn_tables1_3(ctx) -> Evidence:
+    base = ctx.pick(QUICK, FULL)
+    settings = {"Setting 1": dataclasses.replace(base, clients=2 * base.clients), "Setting 2": base}
+    checks, notes = [], []
+    for name, s in settings.items():
+        variants = _variants(s)
+        acc = {m: accuracy(ctx, s, PAPER_PARTITION, *variants[m]) for m in ("FedAMSGrad", "AFGA", "CAFGA")}
+        printed = TABLES_1_3[name]
+        checks += [paired_difference(f"{name} (N = {s.clients}, M = {s.reporting}): {hi} > {lo} (Tables 1-3: "
+                                     f"{', '.join(f'{a:.2f} > {b:.2f}' for a, b in zip(printed[hi], printed[lo]))})",
+                                     acc[hi], acc[lo], note="final test accuracy, paired runs",
+                                     unit=" (accuracy points)")
+                   for lo, hi in (("FedAMSGrad", "AFGA"), ("AFGA", "CAFGA"))]
+        notes.append(f"{name}, N = {s.clients}, M = {s.reporting}: {_summary(acc)}")
+    return Evidence(checks, notes=notes + [
+        "the paper's Setting 1 / 2 are N = 100 at 5% / N = 50 at 10%; the stand-in keeps M and doubles N for Setting 1",
+        "SCAFFOLD, FedProx, FedDyn, FedAvg and FedAdam rows are not compared: the paper tunes every method on a grid "
+        "and does not report the chosen values (digest §6 item 3); their kernels are tested in tests/"],
+        deviations=[base.deviation, "one set of step sizes for all methods (the paper tunes each on a grid)",
+                    "one image dataset stands in for CIFAR-10, CIFAR-100 and Shakespeare"])
 
 
 @claim("afga.cnn_fig2_heterogeneity", "seed 002 §6.3 Fig. 2; digest 002 §3.3, §5 (CNN-side checks)",
