@@ -57,6 +57,7 @@ from theorylab.participation.cluster_uniform_k import smallest_per_block
 from theorylab.registry import build, register
 from theorylab.topology.matrix import Topology, gossip as mix, make_topology
 from theorylab.topology.ring import ring_matrix
+from theorylab.validation import integer
 
 FEDAMSGRAD = {"name": "adam", "lr": 0.01, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "amsgrad": True,
               "eps_mode": "inside"}  # seed 002 eq. (2); lr and eps are not reported by the paper (digest §6 item 2)
@@ -65,10 +66,11 @@ SCOPES = ("all", "reporting")
 
 def contiguous_clusters(n_clients: int, clusters: int) -> list[tuple[int, ...]]:
     """The :math:`K` contiguous equal clusters :math:`\\mathcal V_k` of CAFGA (digest §1.4)."""
-    if int(clusters) != clusters or clusters < 1 or n_clients % clusters:
-        raise ValueError(f"clusters must be an integer >= 1 dividing the number of clients {n_clients}; got {clusters}")
-    n = n_clients // int(clusters)
-    return [tuple(range(k * n, (k + 1) * n)) for k in range(int(clusters))]
+    clusters = integer("clusters", clusters, 1)
+    if n_clients % clusters:
+        raise ValueError(f"clusters must divide the number of clients {n_clients}; got {clusters}")
+    n = n_clients // clusters
+    return [tuple(range(k * n, (k + 1) * n)) for k in range(clusters)]
 
 
 def resolve_topology(spec) -> Topology:
@@ -118,9 +120,7 @@ def afga(local_steps: int = 24, lr=0.01, topology=None, clusters: int = 1, resam
         raise ValueError(f"resample_pool must be one of {SCOPES}; got {resample_pool!r}")
     if not 0.0 <= ring_self_weight < 1.0:
         raise ValueError(f"ring_self_weight must lie in [0, 1); got {ring_self_weight!r}")
-    if int(clusters) != clusters or clusters < 1:
-        raise ValueError(f"clusters must be an integer >= 1; got {clusters!r}")
-    K = int(clusters)
+    K = integer("clusters", clusters, 1)
     fixed = gossip and gossip_scope == "all"
     if fixed == (topology is None):
         raise ValueError("topology is required when gossip=True and gossip_scope='all' (e.g. {'name': 'ring', 'n': N}),"

@@ -29,12 +29,13 @@ from theorylab.kernels.local_sgd import check_local_steps
 from theorylab.kernels.schedules import make_schedule
 from theorylab.registry import register
 from theorylab.topology.matrix import gossip as mix
+from theorylab.validation import integer
 
 
 def _decentralized(label: str, local_steps: int, lr, topology, average_every: int | None, adaptive: dict | None):
     steps, schedule, topo = check_local_steps(local_steps), make_schedule(lr), resolve_topology(topology)
-    if average_every is not None and (int(average_every) != average_every or average_every < 1):
-        raise ValueError(f"average_every must be an integer >= 1 (or None); got {average_every!r}")
+    if average_every is not None:
+        average_every = integer("average_every", average_every, 1)
 
     def init(problem, x0):
         if topo.n != problem.n_clients:
