@@ -6,8 +6,8 @@ verdict that relation's rule gives:
 * ``holds`` — the measurement agrees with the statement;
 * ``violated`` — it contradicts the statement on our testbed (when a paper is wrong this is the correct
   outcome, and the claim's notes say why);
-* ``inconclusive`` — the measurement cannot decide: a confidence interval straddles the boundary, or the
-  check has no power at its budget (the note says why).
+* ``inconclusive`` — the measurement cannot decide: a confidence interval straddles the boundary, the
+  check has no power at its budget, or the readings of an unclear point disagree (the note says why).
 
 Relations (each rule is written here once; ``validations/`` never computes a verdict string):
 
@@ -21,7 +21,18 @@ Relations (each rule is written here once; ``validations/`` never computes a ver
 :func:`trend`                 an exactly computed qualitative fact (a ratio below one, a sequence decreasing)
 :func:`max_standardised_gap`  Monte Carlo: many exact values against their sample means at once (Bonferroni)
 :func:`definitional`          the same formula on both sides: guards the code, never decides a verdict
+:func:`across`                one statement under every reading the digest lists (or every free choice the paper
+                              leaves open): violated only when all violate, inconclusive when they disagree
 ===========================  =====================================================================================
+
+**Who may accuse.**  Only the paper's own relation — its inequality, number, ordering or rate — can make a claim
+*violated* (``shared/DESIGN.md``, "Findings").  A check's ``role`` says what it is to its claim:
+
+* ``statement`` (default) — the paper's relation; its tightness is the claim's strength;
+* ``auxiliary`` — a supporting fact (an identity, a consistency check of the setting) that decides like a statement
+  but does not define how tight the claim is (:func:`auxiliary`);
+* ``ours`` — a criterion of our own (a slope threshold, a looseness factor): shown, and a failure reads as a *not
+  tight* finding, never as a violation (:func:`ours`).
 
 **Basis.** Every check declares where its theory side comes from (:data:`BASES`): a closed form, an exact
 enumeration, an independent method, a value printed in the paper, Monte Carlo, or ``definitional``.
@@ -35,7 +46,8 @@ Student-t interval of per-replica slopes when there are at most :data:`SMALL_SAM
 bootstrap under-covers there).
 
 **Strength.** An inequality that holds reports ``tightness`` = bound / measured (measured / bound for
-:func:`at_least`); above :data:`VACUOUS` the claim reads "holds (vacuous ×N)": true, and far from tight.
+:func:`at_least`); when a statement bound of a claim is above :data:`VACUOUS` the claim reads "holds (vacuous ×N)":
+true, and far from tight.
 """
 
 from __future__ import annotations
@@ -55,13 +67,16 @@ BASES = {
     "closed_form": "a closed form (derived in the docstring, the digest or the paper)",
     "enumeration": "an exact enumeration or exact propagation of moments",
     "independent": "an independent method computing the same quantity another way",
-    "paper": "a value printed in the paper or its digest",
+    "paper": "a value printed in the paper (a table cell, a number in its text, a figure's reading)",
+    "digest": "a value the digest derived or simulated itself: never the paper's number, so it accuses only a "
+              "claim about the digest",
     "monte_carlo": "a Monte Carlo estimate with a confidence interval",
     "definitional": "the same formula on both sides: it guards the code against typos and never decides a verdict",
 }
 FAMILY_LEVEL = 0.999  # per claim: P(some Monte Carlo check reads 'violated' by sampling error alone) <= 1e-3
 VACUOUS = 10.0  # a bound more than this factor above the measurement holds vacuously
 SMALL_SAMPLE = 10  # at most this many replicas: slopes get Student-t intervals over per-replica fits
+ROLES = ("statement", "auxiliary", "ours")
 
 
 @dataclass
@@ -77,6 +92,8 @@ class Check:
     level: float | None = None  # confidence level of ``ci`` (Monte Carlo checks)
     tightness: float | None = None  # bound / measured for an inequality that holds
     note: str = ""
+    role: str = "statement"  # see ROLES and the module docstring
+    readings: dict | None = None  # label -> the check under that reading (as_dict), for checks built by across()
     decide: Callable[[float], "Check"] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -84,6 +101,8 @@ class Check:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
         if self.basis not in BASES:
             raise ValueError(f"basis must be one of {tuple(BASES)}; got {self.basis!r}")
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}; got {self.role!r}")
 
     @property
     def deciding(self) -> bool:
@@ -143,11 +162,15 @@ def trend(name: str, measured, holds: bool, relation: str, theory, *, basis: str
     return Check(name, measured, theory, relation, "holds" if holds else "violated", _exact_basis(basis), note=note)
 
 
-def printed(name: str, measured: float, text: str, note: str = "", readings: dict[str, float] | None = None) -> Check:
+def printed(name: str, measured: float, text: str, note: str = "", readings: dict[str, float] | None = None,
+            basis: str = "paper") -> Check:
     """A value printed as ``text`` (e.g. "1.211", "6e10") is reproduced when ``measured`` rounds to it (tolerance:
     half a unit of its last digit), or else when one of the stated ``readings`` (label -> value computed another
     stated way: a different rounding, another fitting window) does; the relation names the reading that
-    reproduces it.  Violated when none does."""
+    reproduces it.  Violated when none does.  ``basis="digest"`` for a number the digest printed from its own
+    derivation or simulation (it then never accuses the paper)."""
+    if basis not in ("paper", "digest"):
+        raise ValueError(f"a printed value comes from the paper or the digest; got basis {basis!r}")
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     atol = 0.5 * 10.0 ** (-decimals + (int(exponent) if exponent else 0))
@@ -161,8 +184,8 @@ def printed(name: str, measured: float, text: str, note: str = "", readings: dic
                 relation, verdict = f"== printed, reproduced by {label} ({reading:.6g})", "holds"
                 break
     tried = "" if not readings else "; readings tried: " + ", ".join(f"{k} = {v:.6g}" for k, v in readings.items())
-    return Check(name, float(measured), value, relation, verdict, "paper", tolerance=atol,
-                 note=(note or "printed value, tolerance = rounding of its last digit") + tried)
+    return Check(name, float(measured), value, relation, verdict, basis, tolerance=atol,
+                 note=(note or f"value printed in the {basis}, tolerance = rounding of its last digit") + tried)
 
 
 def at_most(name: str, measured, bound, *, basis: str, note: str = "", samples=None) -> Check:
@@ -330,3 +353,72 @@ def no_power(check: Check, reason: str) -> Check:
     verdict = "inconclusive" if check.verdict == "holds" else check.verdict
     decide = None if check.decide is None else (lambda level: no_power(check.decide(level), reason))
     return dataclasses.replace(check, verdict=verdict, tightness=None, note=note, decide=decide)
+
+
+# ----- who may accuse ----------------------------------------------------------------------------------------------
+def _with_role(check: Check, role: str, note: str = "") -> Check:
+    decide = None if check.decide is None else (lambda level: _with_role(check.decide(level), role, note))
+    return dataclasses.replace(check, role=role, note=f"{note} {check.note}".strip(), decide=decide)
+
+
+def auxiliary(check: Check) -> Check:
+    """A supporting check (an identity, the setting's consistency): it decides, but its tightness is not the claim's
+    strength, so a tight auxiliary bound cannot hide a vacuous statement bound."""
+    return _with_role(check, "auxiliary")
+
+
+def ours(check: Check, why: str) -> Check:
+    """A criterion of our own, not the paper's relation (``why`` names it: a slope threshold, a looseness factor).
+    It is shown with its outcome; failing it is a *not tight* finding about the bound, never a violation."""
+    if not why.strip():
+        raise ValueError("ours(): say which criterion of our own this is and why it is not the paper's relation")
+    return _with_role(check, "ours", f"OUR CRITERION, not the paper's relation ({why}).")
+
+
+def across(name: str, outcomes: dict[str, Check], *, what: str = "reading", note: str = "") -> Check:
+    """The same statement decided under every ``what`` in ``outcomes`` (label -> its check): the readings of a point
+    the digest marks unclear, or the free choices a paper leaves open (step-size grid, estimator modes, horizon).
+
+    *violated* only when every outcome is violated, *holds* only when every outcome holds; otherwise *inconclusive*,
+    and the note says "depends on the reading: ..." with each outcome.  The measured and theory values, relation,
+    interval and tightness shown are the first outcome's (list the paper's default, or ours, first).  Monte Carlo
+    outcomes are re-decided together at the combined check's share of the claim's level, so the combination counts
+    as one check of the claim's family.
+    """
+    if not outcomes:
+        raise ValueError(f"across({name!r}): no {what}s given")
+    if what not in ("reading", "choice"):
+        raise ValueError(f"across(): what must be 'reading' or 'choice'; got {what!r}")
+    checks = dict(outcomes)
+
+    def combine(decided: dict[str, Check]) -> Check:
+        verdicts = {c.verdict for c in decided.values()}
+        first = next(iter(decided.values()))
+        if verdicts == {"violated"}:
+            verdict, found = "violated", f"violated under every {what}"
+        elif verdicts == {"holds"}:
+            verdict, found = "holds", f"holds under every {what}"
+        elif {"holds", "violated"} <= verdicts:
+            verdict, found = "inconclusive", f"depends on the {what}"
+        else:
+            verdict, found = "inconclusive", f"undecided under some {what}"
+        each = "; ".join(f"{label}: {c.verdict} ({fmt_value(c.measured)} {c.relation} {fmt_value(c.theory)})"
+                         for label, c in decided.items())
+        basis = "monte_carlo" if any(c.basis == "monte_carlo" for c in decided.values()) else first.basis
+        return Check(name, first.measured, first.theory, f"{first.relation} under every {what}", verdict, basis,
+                     tolerance=first.tolerance, ci=first.ci, level=first.level,
+                     tightness=first.tightness if verdict == "holds" else None,
+                     note=f"{found.upper() if verdict == 'inconclusive' else found}: {each}. {note}".strip(),
+                     role=first.role, readings={label: c.as_dict() for label, c in decided.items()})
+
+    if not any(c.decide is not None for c in checks.values()):
+        return combine(checks)
+    return _monte_carlo(lambda level: combine({label: c.decide(level) if c.decide is not None else c
+                                               for label, c in checks.items()}))
+
+
+def fmt_value(value) -> str:
+    """A measured or theory value in a note: numbers to four significant digits, anything else as text."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    return str(value)

@@ -4,18 +4,29 @@ A :class:`Claim` has an id (``fedawe.prop1``), a source (seed file and section),
 *kind* and a ``check(ctx) -> Evidence`` function:
 
 * ``statement`` — the paper asserts it (a lemma, a theorem, a sentence of its text);
-* ``reproduction`` — a number, table or figure the paper (or its digest) prints;
-* ``scope`` — whether a theorem covers the paper's own setting (a finding about the theorem's reach, not a
-  statement the paper makes).
+* ``reproduction`` — a number, table or figure the paper prints;
+* ``scope`` — whether a theorem covers a setting (the paper's own experiments, a regime): a finding about the
+  theorem's reach, quoting the assumption that is left;
+* ``code`` — a finding about the authors' public code, not the paper's text (quoted from the digest's account of the
+  code; ``where`` names the repository and file);
+* ``digest`` — a value or regime that the digest itself derived or simulated: it tests our reading, never the paper.
 
-It also carries the verdict we expect on our testbed and, for anything but *holds*, why; the regression test
-reads these from the registry.  :class:`Evidence` is a list of :class:`theorylab.checks.Check` rows plus a
-figure, notes, deviations from the paper and errata.  Its verdict is decided by the deciding (non-definitional)
-checks: *violated* if any is violated, else *inconclusive* if any is, else *holds*; a claim with no deciding
-check is inconclusive.  Its Monte Carlo checks share the claim's family level (Bonferroni, see
-:mod:`theorylab.checks`).  The *headline* is the check that decided: the first violated one, else the first
-inconclusive one, else the tightest bound, else the first deciding check.  A claim whose code raises gets
-``error``.
+**Anchored in the paper's words.**  A statement, reproduction or scope claim carries ``quote`` — the sentence,
+equation or table cell it tests, verbatim from the seed text (pieces joined by `` … `` when the words are apart) —
+and ``where`` (section / equation / page); :mod:`theorylab.sources` finds the quote in the seed, and the test suite
+holds every claim to it.  A claim expected not to hold carries ``because`` (what we find) and ``defence`` (the
+strongest argument the authors could make, and why the verdict stands anyway); an expected violation also carries
+its ``severity`` (:data:`SEVERITIES`), which the errata report (:mod:`theorylab.errata`) prints.
+
+:class:`Evidence` is a list of :class:`theorylab.checks.Check` rows plus a figure, notes, deviations from the paper
+and errata.  Its verdict is decided by the *accusing* checks — the deciding ones (not definitional) that carry the
+paper's relation (role ``statement`` or ``auxiliary``, not ``ours``) and, unless the claim is about the digest, do
+not rest on a number of the digest: *violated* if any is violated, else *inconclusive* if any is, else *holds*; a
+claim with no accusing check is inconclusive.  Its Monte Carlo checks share the claim's family level (Bonferroni,
+see :mod:`theorylab.checks`).  The *headline* is the check that decided: the first violated one, else the first
+inconclusive one, else the loosest statement bound, else the first accusing check.  A hold is labelled *vacuous*
+when a statement bound (not an auxiliary one) is more than :data:`theorylab.checks.VACUOUS` above its measurement,
+and *not tight* when a criterion of our own failed.  A claim whose code raises gets ``error``.
 """
 
 from __future__ import annotations
@@ -36,7 +47,17 @@ from theorylab.runner import run
 from theorylab.store import Store
 from theorylab.trace import Trace
 
-KINDS = ("statement", "reproduction", "scope")
+KINDS = ("statement", "reproduction", "scope", "code", "digest")
+QUOTED = ("statement", "reproduction", "scope")  # kinds that quote the seed text
+SEVERITIES = {
+    "typo": "a misprint that the surrounding text or proof corrects",
+    "constant": "a constant or coefficient is wrong; the statement survives with the right one",
+    "proof step": "a step of a proof does not follow; the statement may still be true",
+    "statement": "the statement itself is false on a case inside its assumptions",
+    "experiment": "a printed experimental number or ordering is not reproduced across the choices left open",
+    "scope": "the paper applies a theorem outside its stated assumptions",
+    "reference code": "the authors' public code does not do what the paper says",
+}
 
 
 @dataclass
@@ -47,6 +68,7 @@ class Evidence:
     deviations: list[str] = field(default_factory=list)
     errata: list[str] = field(default_factory=list)
     level: float = FAMILY_LEVEL  # family-wise confidence over the claim's Monte Carlo checks
+    kind: str = "statement"  # the claim's kind (set by evaluate): a digest number accuses only a digest claim
 
     def __post_init__(self):
         shared = sum(c.decide is not None for c in self.checks)
@@ -56,7 +78,10 @@ class Evidence:
 
     @property
     def deciding(self) -> list[Check]:
-        return [c for c in self.checks if c.deciding]
+        """The checks that may accuse: deciding, the paper's relation, and not a digest number (unless the claim is
+        about the digest)."""
+        return [c for c in self.checks
+                if c.deciding and c.role != "ours" and (c.basis != "digest" or self.kind == "digest")]
 
     @property
     def verdict(self) -> str:
@@ -67,10 +92,21 @@ class Evidence:
         return "holds" if self.deciding else "inconclusive"
 
     @property
+    def bounds(self) -> list[Check]:
+        """The statement's bounds that hold, each with its own tightness ratio."""
+        return [c for c in self.deciding if c.tightness is not None and c.role == "statement"]
+
+    @property
     def tightness(self) -> float | None:
-        """The worst (smallest) bound / measured ratio among the deciding bounds that hold; None when there are none."""
-        ratios = [c.tightness for c in self.deciding if c.tightness is not None]
-        return min(ratios) if ratios else None
+        """The loosest statement bound's bound / measured ratio (a claim is as informative as its weakest bound);
+        None when no statement bound holds."""
+        ratios = [c.tightness for c in self.bounds]
+        return max(ratios) if ratios else None
+
+    @property
+    def not_tight(self) -> list[Check]:
+        """Criteria of our own (``role="ours"``) that the measurement fails: findings about a bound's strength."""
+        return [c for c in self.checks if c.role == "ours" and c.verdict == "violated"]
 
     @property
     def headline(self) -> Check | None:
@@ -79,18 +115,24 @@ class Evidence:
             for c in self.deciding:
                 if c.verdict == v:
                     return c
-        bounds = [c for c in self.deciding if c.tightness is not None]
-        if bounds:
-            return min(bounds, key=lambda c: c.tightness)
+        if self.bounds:
+            return max(self.bounds, key=lambda c: c.tightness)
         return self.deciding[0] if self.deciding else None
 
     @property
     def label(self) -> str:
-        """The verdict as reports print it: a hold whose tightest bound exceeds :data:`VACUOUS` says so."""
-        tight = self.tightness
-        if self.verdict == "holds" and tight is not None and tight > VACUOUS:
+        """The verdict as reports print it: a hold with a vacuous statement bound or a failed criterion of our own
+        says so, an inconclusive claim whose readings disagree says that."""
+        verdict, tight = self.verdict, self.tightness
+        if verdict == "holds" and tight is not None and tight > VACUOUS:
             return f"holds (vacuous x{tight:.3g})"
-        return self.verdict
+        if verdict == "holds" and self.not_tight:
+            return "holds (not tight)"
+        head = self.headline
+        if verdict == "inconclusive" and head is not None and head.readings:
+            if {"holds", "violated"} <= {r["verdict"] for r in head.readings.values()}:
+                return f"inconclusive (depends on the {head.relation.rsplit(' ', 1)[-1]})"
+        return verdict
 
 
 @dataclass(frozen=True)
@@ -102,6 +144,14 @@ class Claim:
     kind: str = "statement"
     expect: str = "holds"  # the verdict on our testbed in quick mode
     because: str = ""  # why, for any expected verdict but "holds"
+    quote: str = ""  # the paper's words it tests, verbatim from the seed text (kinds in QUOTED)
+    where: str = ""  # section / equation / page of the quote (the repository file for kind "code")
+    defence: str = ""  # the authors' strongest counter-argument and why the verdict stands (expect != "holds")
+    severity: str = ""  # for an expected violation: one of SEVERITIES
+
+    @property
+    def paper(self) -> str:
+        return self.id.split(".")[0]
 
 
 @dataclass
@@ -149,9 +199,14 @@ class Result:
             "source": self.claim.source,
             "statement": self.claim.statement,
             "kind": self.claim.kind,
+            "quote": self.claim.quote,
+            "where": self.claim.where,
             "verdict": self.verdict,
             "label": self.label,
             "expect": self.claim.expect,
+            "because": self.claim.because,
+            "defence": self.claim.defence,
+            "severity": self.claim.severity,
             "headline": None if head is None else head.name,
             "measured": None if head is None else head.measured,
             "theory": None if head is None else head.theory,
@@ -185,21 +240,31 @@ def _plain(value):
     return value
 
 
-def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "holds",
-          because: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
+def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "holds", because: str = "",
+          quote: str = "", where: str = "", defence: str = "",
+          severity: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
     """Decorator turning ``check(ctx) -> Evidence`` into a registered :class:`Claim`.
 
     ``kind`` is one of :data:`KINDS`; ``expect`` the verdict on our testbed in quick mode, with ``because`` saying
-    why whenever it is not "holds" (the regression test holds every claim to it)."""
+    why whenever it is not "holds" (the regression test holds every claim to it).  ``quote`` and ``where`` anchor a
+    claim in the paper's words (required of the kinds in :data:`QUOTED`; the test suite finds each quote in its seed
+    text); ``defence`` answers as the authors would for any expected verdict but "holds"; ``severity`` (one of
+    :data:`SEVERITIES`) grades an expected violation for the errata report."""
     if kind not in KINDS:
         raise ValueError(f"claim {id!r}: kind must be one of {KINDS}; got {kind!r}")
     if expect not in VERDICTS:
         raise ValueError(f"claim {id!r}: expect must be one of {VERDICTS}; got {expect!r}")
     if expect != "holds" and not because.strip():
         raise ValueError(f"claim {id!r}: an expected verdict {expect!r} needs its reason in `because`")
+    if severity and severity not in SEVERITIES:
+        raise ValueError(f"claim {id!r}: severity must be one of {tuple(SEVERITIES)}; got {severity!r}")
+    if kind == "code" and not where.strip():
+        raise ValueError(f"claim {id!r}: a finding about the authors' code names the repository file in `where`")
 
     def deco(fn: Callable[[Context], Evidence]) -> Claim:
-        return register("claim", id, statement)(Claim(id, source, statement, fn, kind, expect, because))
+        found = Claim(id, source, statement, fn, kind, expect, because, " ".join(quote.split()), where, defence,
+                      severity)
+        return register("claim", id, statement)(found)
 
     return deco
 
@@ -220,6 +285,7 @@ def evaluate(c: Claim, ctx: Context) -> Result:
     started = time.perf_counter()
     try:
         evidence = c.check(ctx)
+        evidence.kind = c.kind
     except Exception:  # a claim's code failing is reported, never hidden
         return Result(c, None, time.perf_counter() - started, traceback.format_exc())
     return Result(c, evidence, time.perf_counter() - started)

@@ -1,11 +1,14 @@
-"""Command line: ``theorylab list | validate | report | figure | train | sweep``.
+"""Command line: ``theorylab list | validate | errata | report | figure | train | sweep``.
 
 ``theorylab validate [IDS...] [--quick]`` runs claims (all, or those whose id
 equals or starts with an argument), prints a table / JSON / Markdown, and writes
 ``report.md``, ``report.html``, ``claims.json`` and figures under ``--out``.  It exits non-zero when
 a claim's code errors, not when a paper's claim is violated.  ``--workers N`` runs the claims in parallel on a
 dask LocalCluster of N workers, ``--scheduler ADDR`` on an existing cluster; the verdicts and numbers equal a
-serial run's.  ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.
+serial run's.  ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.  ``theorylab errata
+[PAPER...]`` runs the papers' claims (cached like ``validate``) and writes ``errata.md``: every finding with its quote,
+witness, readings, defence, severity and the command that reproduces it (:mod:`theorylab.errata`); ``validate``
+writes it too, for the claims it ran.
 
 ``theorylab sweep GRID.yaml|GRID.json`` runs a grid of run configurations (:mod:`theorylab.grid`) on dask
 (:mod:`theorylab.sweep`): each finished cell goes into the store at once, so a killed sweep resumes; it writes
@@ -42,7 +45,7 @@ from theorylab.validation import integer, real
 DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
 HEADINGS = {"testbed": "testbeds", "participation": "participation processes", "channel": "lossy channels",
             "clock": "asynchronous clocks", "topology": "gossip topologies", "algorithm": "algorithms",
-            "claim": "claims", "figure": "figures"}
+            "claim": "claims", "figure": "figures", "paper": "source works"}
 
 
 def _store(args) -> Store | None:
@@ -61,39 +64,74 @@ def cmd_list(args) -> int:
     return 0
 
 
-def cmd_validate(args) -> int:
-    claims = select(args.ids)
+def _evaluate(args, claims) -> list:
+    """Run ``claims`` serially or on dask as ``args`` say; figures under OUT/figures, runs cached in the store."""
     out = Path(args.out)
     ctx = Context(quick=args.quick, seed=args.seed, store=_store(args), figure_dir=out / "figures", progress=False)
     if args.workers is not None or args.scheduler is not None:
         from theorylab.parallel import connect, evaluate_claims
 
         with connect(args.workers, args.scheduler) as client:
-            results = evaluate_claims(claims, ctx, client)
-    else:
-        from theorylab.parallel import one_blas_thread
+            return evaluate_claims(claims, ctx, client)
+    from theorylab.parallel import one_blas_thread
 
-        results = []
-        bar = progress(claims, None, desc="claims", unit="claim")
-        for c in bar:
-            if hasattr(bar, "set_postfix_str"):
-                bar.set_postfix_str(c.id)
-            with one_blas_thread():  # as on a worker: numbers independent of the BLAS thread count
-                results.append(evaluate(c, ctx))
+    results = []
+    bar = progress(claims, None, desc="claims", unit="claim")
+    for c in bar:
+        if hasattr(bar, "set_postfix_str"):
+            bar.set_postfix_str(c.id)
+        with one_blas_thread():  # as on a worker: numbers independent of the BLAS thread count
+            results.append(evaluate(c, ctx))
+    return results
+
+
+def _errata(results, out: Path, mode: str, seed: int) -> Path:
+    from theorylab import errata
+    from theorylab.sources import papers
+
+    path = out / "errata.md"
+    path.write_text(errata.markdown(results, {k: p.title for k, p in papers().items()}, mode, seed))
+    return path
+
+
+def _report_errors(results) -> int:
+    for r in results:
+        if r.error:
+            print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
+    return 1 if any(r.error for r in results) else 0
+
+
+def cmd_validate(args) -> int:
+    results = _evaluate(args, select(args.ids))
+    out = Path(args.out)
     mode = "quick" if args.quick else "full"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report.markdown(results, mode, args.seed, out))
     (out / "claims.json").write_text(report.as_json(results))
     html_report.write(results, out, mode, args.seed)
+    _errata(results, out, mode, args.seed)
     rendered = {"table": report.table, "json": report.as_json}.get(args.format)
     print(rendered(results) if rendered else report.markdown(results, mode, args.seed, out))
     if args.format == "table":
-        print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'})  json: {out / 'claims.json'}  "
-              f"figures: {out / 'figures'}")
-    for r in results:
-        if r.error:
-            print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
-    return 1 if any(r.error for r in results) else 0
+        print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'}, errata: {out / 'errata.md'})  "
+              f"json: {out / 'claims.json'}  figures: {out / 'figures'}")
+    return _report_errors(results)
+
+
+def cmd_errata(args) -> int:
+    from theorylab.sources import papers
+
+    known = papers()
+    unknown = [p for p in args.papers if p not in known]
+    if unknown:
+        raise ValueError(f"unknown paper {', '.join(unknown)}; known: {', '.join(known)}")
+    results = _evaluate(args, select(args.papers or list(known)))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = _errata(results, out, "quick" if args.quick else "full", args.seed)
+    print(path.read_text())
+    print(f"errata: {path}")
+    return _report_errors(results)
 
 
 def cmd_report(args) -> int:
@@ -326,14 +364,24 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
         sp.add_argument("--no-cache", action="store_true", help="neither read nor write the result store")
 
+    def cluster(sp):
+        sp.add_argument("--workers", type=_int(1), help="run the claims in parallel on a dask LocalCluster of this "
+                        "many single-threaded workers (default: serial, in this process)")
+        sp.add_argument("--scheduler", help="run the claims on the dask cluster at this address (tcp://HOST:PORT)")
+
     va = sub.add_parser("validate", help="run claims and report their verdicts")
     va.add_argument("ids", nargs="*", help="claim ids or prefixes (e.g. fedawe, fedawe.prop1); default all")
     va.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    va.add_argument("--workers", type=_int(1), help="run the claims in parallel on a dask LocalCluster of this "
-                    "many single-threaded workers (default: serial, in this process)")
-    va.add_argument("--scheduler", help="run the claims on the dask cluster at this address (tcp://HOST:PORT)")
+    cluster(va)
     common(va, "results")
     va.set_defaults(func=cmd_validate)
+
+    er = sub.add_parser("errata", help="run the papers' claims and write OUT/errata.md: every finding with its quote, "
+                        "witness, readings, defence, severity and command")
+    er.add_argument("papers", nargs="*", help="paper prefixes (fedawe, thesis, afga, performative, masfl); default all")
+    cluster(er)
+    common(er, "results")
+    er.set_defaults(func=cmd_errata)
 
     rp = sub.add_parser("report", help="re-render OUT/report.html from OUT/claims.json")
     rp.add_argument("--out", default="results", help="folder of claims.json and report.html (default results)")

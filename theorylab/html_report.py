@@ -3,10 +3,11 @@
 The page has a summary table (one row per claim, sortable by any column, filterable by paper and verdict; a
 dozen lines of inline script, and the filters and sort can also be set by the query string
 ``?paper=fedawe&verdict=violated&sort=tightness&order=desc``) and, per claim, its source, statement, every check
-with measured vs theory, CI or tolerance, tightness and basis, its notes, deviations, errata and figure (embedded
+with measured vs theory, CI or tolerance, tightness, basis and role (and each reading it was decided under), its quote,
+defence, notes, deviations, errata and figure (embedded
 as a base64 PNG, so the page can be mailed or archived alone).  Like the Markdown report
 (:mod:`theorylab.report`), each summary row shows the claim's *headline*: for a violated claim the check that
-failed, not its first check.
+failed, not its first check.  An *Errata* section at the top lists the findings as :mod:`theorylab.errata` does.
 
 ``theorylab validate`` renders it from its results; ``theorylab report`` re-renders it from a ``claims.json``
 (:func:`load_results` rebuilds the results from that file; ``as_dict`` of the rebuilt results equals the file).
@@ -22,9 +23,11 @@ from pathlib import Path
 from typing import Sequence
 
 import theorylab
+from theorylab import errata
 from theorylab.checks import BASES, VACUOUS, Check
 from theorylab.claims import Claim, Evidence, Result
 from theorylab.report import MARK, fmt, mark, summary
+from theorylab.sources import papers
 
 VERDICT_ORDER = ("violated", "error", "inconclusive", "holds")
 _NUMERIC = ("tolerance", "level", "tightness")  # Check fields that claims.json may hold as "inf" / "nan" strings
@@ -35,21 +38,18 @@ def _number(value):
 
 
 def load_results(path: str | Path) -> list[Result]:
-    """Results rebuilt from a ``claims.json`` written by ``theorylab validate``.  A claim whose verdict differs from
-    its expectation gets its reason (``because``) from the registry when the claim is still registered."""
+    """Results rebuilt from a ``claims.json`` written by ``theorylab validate`` (``as_dict`` of the rebuilt results
+    equals the file)."""
     rows = json.loads(Path(path).read_text())
-    reasons = {}
-    if any(d["verdict"] not in (d["expect"], "error") for d in rows):
-        from theorylab.registry import entries
-
-        reasons = {name: e.obj.because for name, e in entries("claim").items()}
     results = []
     for d in rows:
-        claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], reasons.get(d["id"], ""))
+        claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], d.get("because", ""),
+                      d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""))
         evidence = None
         if d["error"] is None:
             checks = [Check(**{k: _number(v) if k in _NUMERIC else v for k, v in c.items()}) for c in d["checks"]]
-            evidence = Evidence(checks, d["figure"], d["notes"], d["deviations"], d["errata"], _number(d["level"]))
+            evidence = Evidence(checks, d["figure"], d["notes"], d["deviations"], d["errata"], _number(d["level"]),
+                                d["kind"])
         results.append(Result(claim, evidence, d["seconds"], d["error"]))
     return results
 
@@ -93,7 +93,11 @@ def render(results: Sequence[Result], out: str | Path, mode: str | None = None, 
                              trim_blocks=True, lstrip_blocks=True)
     claims = [_claim(r, Path(out)) for r in results]
     present = {c["verdict"] for c in claims}
+    found = errata.sections(results)
     return env.get_template("report.html.j2").render(
+        errata=found, errata_count=sum(len(g["findings"]) for g in found.values()),
+        titles={k: p.title for k, p in papers().items()}, witness=errata.witness,
+        command=lambda d: errata.command(d, mode),
         claims=claims, papers=sorted({c["paper"] for c in claims}),
         verdicts=[v for v in VERDICT_ORDER if v in present], summary=summary(results), bases=BASES, vacuous=VACUOUS,
         version=theorylab.__version__, mode=mode, seed=seed,

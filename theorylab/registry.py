@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from theorylab.validation import annotated_types
 
-KINDS = ("testbed", "participation", "channel", "clock", "topology", "algorithm", "claim", "figure")
+KINDS = ("testbed", "participation", "channel", "clock", "topology", "algorithm", "claim", "figure", "paper")
 PACKAGES = ("theorylab.participation", "theorylab.channels", "theorylab.clocks", "theorylab.topology",
             "theorylab.kernels", "testbeds", "validations", "figures")
 

@@ -1,8 +1,9 @@
 """Render claim results as a terminal table, JSON, or a Markdown report.
 
 Every summary row shows the claim's *headline*: the check that decided its verdict (the first violated one,
-else the first inconclusive one, else the tightest bound).  The closing lines count verdicts, findings by kind
-(violated statements, unreproduced numbers, out-of-scope findings), vacuous holds and checks by basis.
+else the first inconclusive one, else the loosest statement bound).  The closing lines count verdicts, findings by kind
+(violated statements, unreproduced numbers, out-of-scope findings, ...), vacuous and not-tight holds, verdicts that
+depend on a reading and checks by basis.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from theorylab.claims import Result
 
 MARK = {"holds": "holds", "violated": "VIOLATED", "inconclusive": "inconclusive", "error": "ERROR"}
 FINDINGS = {"statement": "violated statements", "reproduction": "unreproduced numbers",
-            "scope": "out-of-scope findings"}
+            "scope": "out-of-scope findings", "code": "reference-code findings",
+            "digest": "digest findings (ours, not the paper's)"}
 
 
 def fmt(value) -> str:
@@ -39,16 +41,25 @@ def mark(label: str) -> str:
 
 
 def summary(results: Sequence[Result]) -> list[str]:
-    """Counts by verdict, findings by kind (a violated claim of each kind), vacuous holds and checks by basis."""
+    """Counts by verdict, findings by kind (a violated claim of each kind), vacuous and not-tight holds, verdicts
+    that depend on a reading, and checks by basis."""
     verdicts = Counter(r.verdict for r in results)
     findings = Counter(r.claim.kind for r in results if r.verdict == "violated")
     vacuous = [r.claim.id for r in results if r.label.startswith("holds (vacuous")]
+    loose = [r.claim.id for r in results if r.label == "holds (not tight)"]
+    depends = [r.claim.id for r in results if r.label.startswith("inconclusive (depends")]
     bases = Counter(c.basis for r in results if r.evidence for c in r.evidence.checks)
+
+    def listed(ids: list[str]) -> str:
+        return f"{len(ids)}" + (f" ({', '.join(ids)})" if ids else "")
+
     return [
         ", ".join(f"{n} {v}" for v, n in ((v, verdicts[v]) for v in MARK) if n),
-        "findings: " + ", ".join(f"{findings[k]} {text}" for k, text in FINDINGS.items()),
-        f"vacuous holds (tightest bound > {VACUOUS:g}x the measurement): {len(vacuous)}"
-        + (f" ({', '.join(vacuous)})" if vacuous else ""),
+        "findings: " + ", ".join(f"{findings[k]} {text}" for k, text in FINDINGS.items() if findings[k] or
+                                 k in ("statement", "reproduction", "scope")),
+        f"vacuous holds (a statement bound > {VACUOUS:g}x the measurement): {listed(vacuous)}",
+        f"not tight (a criterion of our own fails; never a violation): {listed(loose)}",
+        f"verdicts that depend on the reading: {listed(depends)}",
         "checks by basis: " + ", ".join(f"{bases[b]} {b}" for b in BASES if bases[b]),
     ]
 
@@ -79,10 +90,12 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
         "# theorylab validation report", "",
         f"Generated {stamp} by theorylab {theorylab.__version__}; mode **{mode}**, seed {seed}.", "",
         "Verdicts: *holds* (the measurement agrees with the statement), *violated* (it contradicts the statement "
-        "on our testbed; see the notes and errata), *inconclusive* (the measurement cannot decide). "
-        f"*holds (vacuous xN)*: the tightest bound is N > {VACUOUS:g} times the measurement.", "",
+        "on our testbed under every reading of it; see errata.md), *inconclusive* (the measurement cannot decide, "
+        f"or the verdict depends on the reading). *holds (vacuous xN)*: a bound of the statement is N > {VACUOUS:g} "
+        "times the measurement; *holds (not tight)*: a criterion of our own about the bound's strength fails.", "",
         "Kinds: *statement* (the paper asserts it), *reproduction* (a number the paper prints), *scope* (whether a "
-        "theorem covers the paper's own setting). Each row shows the check that decided the verdict.", "",
+        "theorem covers a setting), *code* (the authors' public code), *digest* (our digest's own derivation). Each "
+        "row shows the check that decided the verdict.", "",
         "Bases: " + "; ".join(f"*{b}*: {text}" for b, text in BASES.items()) + ".", "",
         "| claim | kind | verdict | measured | theory | relation | basis | tightness | s |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -97,6 +110,8 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
         d = r.as_dict()
         lines += ["", f"## {d['id']}", "", f"**{mark(r.label)}** ({d['kind']}) — {d['statement']}", "",
                   f"Source: {d['source']}", ""]
+        if d["quote"]:
+            lines += [f"> {d['quote']}", ">", f"> — {d['where']}", ""]
         if r.error:
             lines += ["```", r.error.rstrip(), "```"]
             continue
@@ -106,11 +121,15 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for c in d["checks"]:
             spread = fmt(c["ci"]) if c["ci"] else fmt(c["tolerance"])
-            lines.append(f"| {_cell(c['name'])} | {c['basis']} | {_cell(c['measured'])} | {_cell(c['theory'])} | "
+            name = c["name"] + ("" if c["role"] == "statement" else f" ({c['role']})")
+            lines.append(f"| {_cell(name)} | {c['basis']} | {_cell(c['measured'])} | {_cell(c['theory'])} | "
                          f"{_cell(c['relation'])} | {_cell(spread)} | {_cell(c['tightness'])} | {MARK[c['verdict']]} |")
         notes = [f"{c['name']}: {c['note']}" for c in d["checks"] if c["note"]]
-        for title, items in (("Notes", d["notes"] + notes), ("Deviations from the paper", d["deviations"]),
-                             ("Errata", d["errata"])):
+        tried = [f"{c['name']} — {label}: {v['verdict']}" for c in d["checks"] for label, v in
+                 (c["readings"] or {}).items()]
+        defence = [d["defence"]] if d["defence"] else []
+        for title, items in (("Readings", tried), ("Defence", defence), ("Notes", d["notes"] + notes),
+                             ("Deviations from the paper", d["deviations"]), ("Errata", d["errata"])):
             if items:
                 lines += ["", f"*{title}:*", ""] + [f"- {item}" for item in items]
         if d["figure"]:

@@ -10,3 +10,9 @@ Modules: closed_forms (PS and PO, §4.1), existence (Props 2.8-2.9, Example 2.7)
 moments, Lemma B.2), theorems (Theorems 3.1-3.3 and their scope), schemes (the experiment statements of §3.3-§4.1),
 credit (credit scoring, §4.2), digest_tables (the digest's Tables A-E); common holds what several of them share.
 """
+
+from theorylab.sources import register_paper
+
+register_paper("performative", "003_a35d59abd2578376.txt",
+               "Jin, Yin, Chen, Sun, Zhang, Liu, Liu: Performative Federated Learning: A Solution to Model-Dependent and Heterogeneous Distribution Shifts (preprint, May 2023)",
+               ('003_performative_fl.md',))
