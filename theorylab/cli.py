@@ -1,4 +1,4 @@
-"""Command line: ``theorylab list | validate | errata | report | figure | train | sweep``.
+"""Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep``.
 
 ``theorylab validate [IDS...] [--quick]`` runs claims (all, or those whose id
 equals or starts with an argument), prints a table / JSON / Markdown, and writes
@@ -8,7 +8,8 @@ dask LocalCluster of N workers, ``--scheduler ADDR`` on an existing cluster; the
 serial run's.  ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.  ``theorylab errata
 [PAPER...]`` runs the papers' claims (cached like ``validate``) and writes ``errata.md``: every finding with its quote,
 witness, readings, defence, severity and the command that reproduces it (:mod:`theorylab.errata`); ``validate``
-writes it too, for the claims it ran.
+writes it too, for the claims it ran.  ``theorylab store check [--repair]`` checks every stored run against its
+checksum (:mod:`theorylab.store`).
 
 ``theorylab sweep GRID.yaml|GRID.json`` runs a grid of run configurations (:mod:`theorylab.grid`) on dask
 (:mod:`theorylab.sweep`): each finished cell goes into the store at once, so a killed sweep resumes; it writes
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from theorylab import html_report, report
 from theorylab.claims import Context, evaluate, select
+from theorylab.files import output_dir, write_text
 from theorylab.participation.dynamics import DYNAMICS
 from theorylab.progress import progress
 from theorylab.registry import KINDS, entries, lookup
@@ -51,7 +53,7 @@ HEADINGS = {"testbed": "testbeds", "participation": "participation processes", "
 def _store(args) -> Store | None:
     if args.no_cache:
         return None
-    return Store(args.store or Path(args.out) / "store.sqlite")
+    return Store(args.store or output_dir(args.out) / "store.sqlite")
 
 
 def cmd_list(args) -> int:
@@ -89,9 +91,8 @@ def _errata(results, out: Path, mode: str, seed: int) -> Path:
     from theorylab import errata
     from theorylab.sources import papers
 
-    path = out / "errata.md"
-    path.write_text(errata.markdown(results, {k: p.title for k, p in papers().items()}, mode, seed))
-    return path
+    return write_text(out / "errata.md", errata.markdown(results, {k: p.title for k, p in papers().items()}, mode,
+                                                          seed))
 
 
 def _report_errors(results) -> int:
@@ -102,12 +103,12 @@ def _report_errors(results) -> int:
 
 
 def cmd_validate(args) -> int:
-    results = _evaluate(args, select(args.ids))
-    out = Path(args.out)
+    claims = select(args.ids)
+    out = output_dir(args.out)
+    results = _evaluate(args, claims)
     mode = "quick" if args.quick else "full"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.md").write_text(report.markdown(results, mode, args.seed, out))
-    (out / "claims.json").write_text(report.as_json(results))
+    write_text(out / "report.md", report.markdown(results, mode, args.seed, out))
+    write_text(out / "claims.json", report.as_json(results))
     html_report.write(results, out, mode, args.seed)
     _errata(results, out, mode, args.seed)
     rendered = {"table": report.table, "json": report.as_json}.get(args.format)
@@ -125,9 +126,9 @@ def cmd_errata(args) -> int:
     unknown = [p for p in args.papers if p not in known]
     if unknown:
         raise ValueError(f"unknown paper {', '.join(unknown)}; known: {', '.join(known)}")
-    results = _evaluate(args, select(args.papers or list(known)))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    claims = select(args.papers or list(known))
+    out = output_dir(args.out)
+    results = _evaluate(args, claims)
     path = _errata(results, out, "quick" if args.quick else "full", args.seed)
     print(path.read_text())
     print(f"errata: {path}")
@@ -135,30 +136,57 @@ def cmd_errata(args) -> int:
 
 
 def cmd_report(args) -> int:
+    if args.json is None and Path(args.out).is_file():
+        raise ValueError(f"--out {args.out} is a file: pass the folder that holds claims.json (or --json FILE)")
     source = Path(args.json or Path(args.out) / "claims.json")
     if not source.is_file():
         raise ValueError(f"{source} does not exist: run `theorylab validate --out {args.out}` first, or pass --json")
-    print(html_report.write(html_report.load_results(source), args.out))
+    results = html_report.load_results(source)  # refuses an empty or malformed file before anything is written
+    print(html_report.write(results, output_dir(args.out)))
     return 0
+
+
+def cmd_store(args) -> int:
+    path = Path(args.store or Path(args.out) / "store.sqlite")
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist: pass --store FILE or the --out folder that holds store.sqlite")
+    store = Store(path)
+    damaged = store.check(repair=args.repair)
+    rows = len(store)
+    for key, run, problem in damaged:
+        print(f"{key}  {run}: {problem}")
+    if not damaged:
+        print(f"{path}: {rows} rows, none damaged")
+        return 0
+    if args.repair:
+        print(f"{path}: {len(damaged)} damaged rows deleted ({rows} sound rows kept); the next run recomputes them")
+        return 0
+    print(f"{path}: {len(damaged)} of {rows} rows damaged; `theorylab store check --repair` deletes them (they are "
+          "also recomputed on the next run that needs them)")
+    return 1
 
 
 def cmd_sweep(args) -> int:
     from theorylab import grid, sweep
     from theorylab.parallel import connect
 
-    spec = grid.parse(grid.load(args.grid))
-    cells = grid.expand(spec)
-    out = Path(args.out or Path("results") / f"sweep-{Path(args.grid).stem}")
+    spec = grid.parse(grid.load(args.grid))  # every axis value checked against the registry
+    out = output_dir(args.out or Path("results") / f"sweep-{Path(args.grid).stem}")
+    cells = grid.expand(spec, args.max_cells)
     store = Store(args.store or out / "store.sqlite")
+    sweep.check_metric(spec, cells[0], store)
     done = sweep.run_cells(cells, store, lambda: connect(args.workers, args.scheduler))
     rows = sweep.table(spec, cells, store)
     name = Path(args.grid).stem
-    table = sweep.write_csv(rows, out / f"{name}.csv")
-    figure = sweep.draw(rows, spec, out / f"{name}.png") if rows else None
     print(f"{done.cells} distinct cells: {done.cached} read from the store, {done.computed} computed, "
-          f"{len(done.failed)} failed\ntable: {table}  figure: {figure}  store: {store.path}")
+          f"{len(done.failed)} failed; store: {store.path}")
+    if rows:
+        print(f"table: {sweep.write_csv(rows, out / f'{name}.csv')}  figure: {sweep.draw(rows, spec, out / f'{name}.png')}")
+    else:
+        print(f"no cell finished: {out / f'{name}.csv'} is not written (an earlier table there is kept)")
+    values = {cell.config.key(): cell.values for cell in cells}
     for key, error in done.failed.items():
-        print(f"cell {key[:12]} failed: {error}", file=sys.stderr)
+        print(f"cell {values[key]} failed: {error}", file=sys.stderr)
     return 1 if done.failed else 0
 
 
@@ -220,20 +248,27 @@ def cmd_train(args) -> int:
     except FileNotFoundError as err:
         print(f"theorylab: error: {err}", file=sys.stderr)
         return 2
-    accuracy = np.concatenate([final_accuracy(t, point, args.window) for t in traces])
+    window = min(args.window, min(len(t.rounds) for t in traces))  # as many evaluations as there are
+    accuracy = np.concatenate([final_accuracy(t, point, window) for t in traces])
     name = f"train-{args.testbed}-{label.replace('[', '-').rstrip(']')}-{dynamics}"
     figure = draw({f"{args.testbed}, {dynamics} participation": {label: traces}},
                   Path(args.out) / "figures" / f"{name}.png", {label: point},
                   f"{label} on {args.testbed} ({args.model}, {args.clients} clients): mean ± sample std over runs")
     spread = f" ± {accuracy.std(ddof=1):.2f}" if len(accuracy) > 1 else ""
     print(f"{label} ({_step_size(runs[0][3])}): final test accuracy of the {point} model (mean of the last "
-          f"{args.window} evaluations) {accuracy.mean():.2f}{spread} % over {len(accuracy)} run(s); "
+          f"{window} evaluations{_fewer(window, args.window)}) {accuracy.mean():.2f}{spread} % over "
+          f"{len(accuracy)} run(s); "
           f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
     if args.asynchrony:
         final = {k: np.mean([t.metrics[f"clock.{k}"][:, -1] for t in traces]) for k in ("tau_avg", "tau_max", "time")}
         print(f"asynchrony: mean staleness {final['tau_avg']:.3f}, largest {final['tau_max']:.0f}, simulated clock "
               f"{final['time']:.1f} s at the last server step (mean over runs; per-round values in the trace's clock.*)")
     return 0
+
+
+def _fewer(used: int, asked: int) -> str:
+    """Say so when the final accuracy averages fewer evaluations than --window asked for."""
+    return "" if used == asked else f"; --window {asked} asked for more than the {used} recorded"
 
 
 def _masfl_steps(args, kernel: dict) -> dict:
@@ -388,6 +423,13 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", help="claims.json to render (default OUT/claims.json)")
     rp.set_defaults(func=cmd_report)
 
+    st = sub.add_parser("store", help="check the result store: every row against its checksum")
+    st.add_argument("action", choices=("check",))
+    st.add_argument("--out", default="results", help="folder of store.sqlite (default results)")
+    st.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
+    st.add_argument("--repair", action="store_true", help="delete the damaged rows (the next run recomputes them)")
+    st.set_defaults(func=cmd_store)
+
     sw = sub.add_parser("sweep", help="run a grid of run configurations on dask; tidy CSV table and figure")
     sw.add_argument("grid", help="grid spec, .yaml/.yml (YAML) or JSON: base, product, zip, metric "
                     "(see theorylab.grid)")
@@ -395,6 +437,8 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--scheduler", help="address of an existing dask scheduler (tcp://HOST:PORT) instead")
     sw.add_argument("--out", help="output folder (default results/sweep-<grid name>)")
     sw.add_argument("--store", help="result-store file (default OUT/store.sqlite); finished cells are read back")
+    sw.add_argument("--max-cells", type=_int(1), default=100_000, help="refuse a grid of more cells than this "
+                    "before building them (default 100000)")
     sw.set_defaults(func=cmd_sweep)
 
     fi = sub.add_parser("figure", help="render figures by name")

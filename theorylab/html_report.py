@@ -24,9 +24,10 @@ from typing import Sequence
 
 import theorylab
 from theorylab import errata
-from theorylab.checks import BASES, VACUOUS, Check
+from theorylab.checks import BASES, FAMILY_LEVEL, VACUOUS, Check
 from theorylab.claims import Claim, Evidence, Result
 from theorylab.report import MARK, fmt, mark, summary
+from theorylab.files import write_text
 from theorylab.sources import papers
 
 VERDICT_ORDER = ("violated", "error", "inconclusive", "holds")
@@ -37,18 +38,59 @@ def _number(value):
     return float(value) if isinstance(value, str) and value in ("inf", "-inf", "nan") else value
 
 
+_TEXT, _NUMBER, _LIST = (str,), (int, float), (list,)
+REQUIRED = {"id": _TEXT, "source": _TEXT, "statement": _TEXT, "kind": _TEXT, "expect": _TEXT, "checks": _LIST,
+            "error": (str, type(None)), "seconds": _NUMBER}  # each claims.json entry: field -> accepted types
+OPTIONAL = {"figure": (str, type(None)), "notes": _LIST, "deviations": _LIST, "errata": _LIST,
+            "level": _NUMBER + _TEXT + (type(None),), "because": _TEXT, "quote": _TEXT, "where": _TEXT, "defence": _TEXT,
+            "severity": _TEXT}
+
+
+def _rows(path: Path) -> list[dict]:
+    """The entries of a ``claims.json``, or a ValueError naming the file and what is wrong with it (so a report is
+    never replaced by an empty or broken one)."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not a claims.json written by theorylab validate ({err}); nothing rendered") \
+            from None
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{path} holds no claims (a claims.json is a non-empty list of claim objects); nothing "
+                         "rendered, the existing report is kept")
+    for i, d in enumerate(rows):
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: entry {i} is a {type(d).__name__}, not a claim object; nothing rendered")
+        missing = ", ".join(k for k in REQUIRED if k not in d)
+        if missing:
+            raise ValueError(f"{path}: entry {i} ({d.get('id', 'no id')}) lacks {missing}; nothing rendered")
+        for field, types in (*REQUIRED.items(), *OPTIONAL.items()):
+            value = d.get(field, types[0]())
+            if not isinstance(value, types) or isinstance(value, bool) or (
+                    types is _LIST and not all(isinstance(v, dict if field == "checks" else str) for v in value)):
+                raise ValueError(f"{path}: entry {i} ({d['id']!r}): {field} = {value!r} is not what theorylab "
+                                 "validate writes; nothing rendered")
+    return rows
+
+
+def _check(path: Path, d: dict, c) -> Check:
+    try:
+        return Check(**{k: _number(v) if k in _NUMERIC else v for k, v in c.items()})
+    except (TypeError, ValueError, AttributeError) as err:
+        raise ValueError(f"{path}: a check of {d['id']} is not valid ({err}); nothing rendered") from None
+
+
 def load_results(path: str | Path) -> list[Result]:
     """Results rebuilt from a ``claims.json`` written by ``theorylab validate`` (``as_dict`` of the rebuilt results
-    equals the file)."""
-    rows = json.loads(Path(path).read_text())
+    equals the file); a file that is empty, malformed or not a list of claims is a ValueError naming it."""
+    path = Path(path)
     results = []
-    for d in rows:
+    for d in _rows(path):
         claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], d.get("because", ""),
                       d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""))
         evidence = None
         if d["error"] is None:
-            checks = [Check(**{k: _number(v) if k in _NUMERIC else v for k, v in c.items()}) for c in d["checks"]]
-            evidence = Evidence(checks, d["figure"], d["notes"], d["deviations"], d["errata"], _number(d["level"]),
+            evidence = Evidence([_check(path, d, c) for c in d["checks"]], d.get("figure"), d.get("notes", []),
+                                d.get("deviations", []), d.get("errata", []), _number(d.get("level", FAMILY_LEVEL)),
                                 d["kind"])
         results.append(Result(claim, evidence, d["seconds"], d["error"]))
     return results
@@ -106,7 +148,4 @@ def render(results: Sequence[Result], out: str | Path, mode: str | None = None, 
 
 def write(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> Path:
     """Write ``out/report.html`` and return its path."""
-    path = Path(out) / "report.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(results, out, mode, seed))
-    return path
+    return write_text(Path(out) / "report.html", render(results, out, mode, seed))

@@ -5,8 +5,9 @@ matplotlib is imported here only, when a figure is drawn, so the engine runs wit
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from theorylab.files import replacing
 
 
 def pyplot():
@@ -25,12 +26,11 @@ def pyplot():
 
 
 def save(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` through a temporary file, so a killed run leaves no half-written PNG."""
+    """Write ``fig`` to ``path`` atomically through a temporary file of its own (:func:`theorylab.files.replacing`),
+    so a killed run leaves no half-written PNG and two processes drawing the same figure both succeed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, bbox_inches="tight")
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        fig.savefig(tmp, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     fig.clf()
     import matplotlib.pyplot as plt
 

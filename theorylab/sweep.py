@@ -28,8 +28,9 @@ from typing import Callable, ContextManager, Sequence
 
 import numpy as np
 
+from theorylab.files import replacing
 from theorylab.grid import Cell, Grid
-from theorylab.parallel import sized, thread_plan
+from theorylab.parallel import PATIENCE_S, NoWorkers, completed, sized, thread_plan
 from theorylab.progress import progress
 from theorylab.runner import run
 from theorylab.store import Store
@@ -54,35 +55,49 @@ def _simulate(config) -> bytes:
 
 
 def run_cells(cells: Sequence[Cell], store: Store, client: Callable[[], ContextManager],
-              progress_bar: bool | None = None) -> Outcome:
+              progress_bar: bool | None = None, patience: float = PATIENCE_S) -> Outcome:
     """Compute the cells missing from ``store`` on the dask client that ``client()`` opens (only when some are
-    missing) and store each as it finishes; see the module docstring."""
+    missing) and store each as it finishes; see the module docstring.  When the cluster has had no worker for
+    ``patience`` seconds the cells still pending are reported as failed, and those finished stay stored."""
     configs = {cell.config.key(): cell.config for cell in cells}
     todo = {key: config for key, config in configs.items() if key not in store}
     outcome = Outcome(len(configs), cached=len(configs) - len(todo))
     if not todo:
         return outcome
-    from distributed import as_completed
-
     with client() as dask:
         plan = thread_plan(dask)
         futures = {dask.submit(sized, plan, _simulate, config, key=f"cell-{key}"): key for key, config in todo.items()}
-        bar = progress(as_completed(futures), progress_bar, desc="cells", unit="cell", total=len(configs),
-                       initial=outcome.cached)
-        for future in bar:
-            key = futures.pop(future)
-            try:
-                store.put(key, Trace.from_bytes(future.result()))
-                outcome.computed += 1
-            except Exception as err:  # a cell that cannot run is reported, the others go on
-                outcome.failed[key] = f"{type(err).__name__}: {err}"
-            future.release()
+        bar = progress(completed(dask, list(futures), patience), progress_bar, desc="cells", unit="cell",
+                       total=len(configs), initial=outcome.cached)
+        try:
+            for future in bar:
+                key = futures.pop(future)
+                try:
+                    store.put(key, Trace.from_bytes(future.result()))
+                    outcome.computed += 1
+                except Exception as err:  # a cell that cannot run is reported, the others go on
+                    outcome.failed[key] = f"{type(err).__name__}: {err}"
+                future.release()
+        except NoWorkers as err:
+            dask.cancel(err.pending)
+            outcome.failed.update({key: str(err) for key in futures.values()})
     return outcome
 
 
 def _plain(value):
     """An axis value as a table cell: scalars as they are, specs and lists as compact JSON."""
     return value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value, sort_keys=True)
+
+
+def check_metric(grid: Grid, cell: Cell, store: Store) -> None:
+    """The grid's metric is one its runs record, before the sweep computes anything: read from the first cell's
+    stored trace, else from a one-round, one-replica run of it (a second or so)."""
+    trace = store.get(cell.config.key())
+    if trace is None:
+        trace = run(cell.config.replace(rounds=1, replicas=1, every=1), None, progress_bar=False)
+    if grid.metric not in trace.metrics:
+        raise ValueError(f"grid metric {grid.metric!r} is not recorded by the runs of this grid; they record: "
+                         f"{', '.join(sorted(trace.metrics))}")
 
 
 def table(grid: Grid, cells: Sequence[Cell], store: Store) -> list[dict]:
@@ -104,13 +119,12 @@ def table(grid: Grid, cells: Sequence[Cell], store: Store) -> list[dict]:
 
 
 def write_csv(rows: Sequence[dict], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
+    """The tidy table, written atomically (:mod:`theorylab.files`)."""
+    with replacing(path) as tmp, tmp.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["metric"])
         writer.writeheader()
         writer.writerows(rows)
-    return path
+    return Path(path)
 
 
 def draw(rows: Sequence[dict], grid: Grid, path: str | Path) -> Path:
