@@ -18,6 +18,10 @@ runs it nor on the order in which claims finish; results are returned in the cla
 one thread while a claim is evaluated, serially or on a worker (:func:`one_blas_thread`): with two OpenBLAS
 threads instead of one, ``numpy.linalg.eigvals`` of a 1024 x 1024 matrix moved in the 15th digit, which made
 ``thesis.markov.product_chain``'s JSON differ between a serial and a ``--workers 2`` run.
+
+**No hang.**  Results are collected by :func:`completed`, which watches the cluster while it waits: when the cluster
+has had no worker for :data:`PATIENCE_S` seconds (its last worker died, or none ever joined), it stops with
+:class:`NoWorkers`, which names what did not run; claims and cells that finished are kept.
 """
 
 from __future__ import annotations
@@ -55,6 +59,42 @@ def torch_threads(dask_threads: int, cores: int) -> int:
 
 
 CONNECT_TIMEOUT_S = 10
+PATIENCE_S = 30.0  # how long a client waits on a cluster without workers before it gives up
+
+
+class NoWorkers(RuntimeError):
+    """The cluster had no worker for ``patience`` seconds while ``pending`` tasks waited."""
+
+    def __init__(self, pending: list, patience: float):
+        self.pending = pending
+        super().__init__(f"the dask cluster has had no worker for {patience:g} s; {len(pending)} task(s) did not run "
+                         "(start workers with `dask worker ADDRESS`, or run without --scheduler)")
+
+
+def completed(client, futures, patience: float = PATIENCE_S, poll: float = 0.05) -> Iterator:
+    """Yield ``futures`` as they finish, like ``distributed.as_completed``; raise :class:`NoWorkers` (holding the
+    futures still pending) once the cluster has had no worker for ``patience`` seconds."""
+    import time
+
+    from distributed import as_completed
+
+    waiting = as_completed(futures)
+    alone_since, checked = None, 0.0
+    while not waiting.is_empty():
+        batch = waiting.next_batch(block=False)
+        if batch:
+            yield from batch
+            continue
+        now = time.monotonic()
+        if now - checked >= 1.0:
+            checked = now
+            if client.scheduler_info(n_workers=-1)["workers"]:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = now
+        if alone_since is not None and now - alone_since >= patience:
+            raise NoWorkers(list(waiting.futures), patience)
+        time.sleep(poll)
 _ADDRESS = re.compile(r"(tcp|tls|ws|wss|ucx)://\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}")
 
 
@@ -110,7 +150,8 @@ def one_blas_thread() -> Iterator[None]:
 def thread_plan(client) -> dict[str, int]:
     """Worker address -> torch threads for its tasks (:func:`torch_threads` over the dask threads of its host)."""
     workers = client.scheduler_info(n_workers=-1)["workers"]
-    cores = client.run(usable_cores)
+    answers = client.run(usable_cores, on_error="return")  # a worker that died since it was listed answers an error
+    cores = {address: n for address, n in answers.items() if isinstance(n, int)}
     per_host = Counter()
     for info in workers.values():
         per_host[info["host"]] += info["nthreads"]
@@ -142,18 +183,27 @@ def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, fi
     return evidence, result.seconds, result.error
 
 
-def evaluate_claims(claims: Sequence[Claim], ctx: Context, client) -> list[Result]:
-    """Evaluate ``claims`` as dask tasks on ``client``; the results, in the claims' order, equal a serial run's."""
+def evaluate_claims(claims: Sequence[Claim], ctx: Context, client, patience: float = PATIENCE_S) -> list[Result]:
+    """Evaluate ``claims`` as dask tasks on ``client``; the results, in the claims' order, equal a serial run's.  A
+    claim whose task could not run (its worker died, or no worker was left for ``patience`` seconds) is an error
+    result that says so; the others are kept."""
     plan = thread_plan(client)
     store = None if ctx.store is None else str(ctx.store.path)
     futures = [client.submit(sized, plan, _evaluate_by_id, c.id, ctx.quick, ctx.seed, store, str(ctx.figure_dir),
                              pure=False) for c in claims]
-    from distributed import as_completed
-
-    for _ in progress(as_completed(futures), None, desc="claims", unit="claim", total=len(futures)):
-        pass
+    stranded, why = set(), ""
+    try:
+        for _ in progress(completed(client, futures, patience), None, desc="claims", unit="claim",
+                          total=len(futures)):
+            pass
+    except NoWorkers as err:
+        stranded, why = {f.key for f in err.pending}, str(err)
+        client.cancel(err.pending)
     results = []
     for c, future in zip(claims, futures):
+        if future.key in stranded:
+            results.append(Result(c, None, 0.0, f"{c.id} did not run: {why}"))
+            continue
         try:
             results.append(Result(c, *future.result()))
         except Exception as err:  # the worker itself failed (killed, out of memory): reported as the claim's error
