@@ -89,7 +89,15 @@ def test_yaml_and_json_grid_files_read_the_same(tmp_path):
     (spec(product={"channel.p": [0.1]}), "axis 'channel.p': the configuration has no spec at 'channel'"),
     (spec(product={"seed": 3}), "axis 'seed' must be a list"),
     (spec(product={"seed": [1]}, zip={"seed": [2]}), "axis 'seed' appears twice"),
-    (spec(product={"rounds": [10, -1]}), r"grid cell \{'rounds': -1\}: rounds must be an integer"),
+    (spec(product={"rounds": [10, -1]}), r"axis 'rounds' = -1: rounds must be an integer"),
+    (spec(product={"algorithm.lrr": [0.1]}), r"axis 'algorithm.lrr' = 0.1: bad parameters for algorithm 'fedavg'"),
+    (spec(product={"algorithm.aggregation": [1, 2]}), r"axis 'algorithm.aggregation' = 1: .*aggregation"),
+    (spec(product={"participation.dynamics": [1, 2]}), r"axis 'participation.dynamics' = 1: .*dynamics"),
+    (spec(product={"device": [0, 1]}), r"axis 'device' = 0: .*device"),
+    (spec(product={"algorithm.lr": [0.05, -1]}), r"axis 'algorithm.lr' = -1: .*lr"),
+    (spec(zip={"algorithm.lr": [0.05, 0.1], "algorithm.local_steps": [2, 0]}),
+     r"zip 'algorithm.lr' = 0.1, 'algorithm.local_steps' = 0: .*local_steps"),
+    ({**spec(), "product": {"seed": list(range(1000)), "rounds": list(range(1, 1001))}}, "1,000,000 cells"),
     (spec(prodcut={"seed": [1]}), r"unknown grid key\(s\) \['prodcut'\]"),
     ({"base": {**BASE, "round": 5}}, r"grid 'base': unknown run field\(s\) \['round'\]"),
     ({"base": {k: v for k, v in BASE.items() if k != "rounds"}}, "missing 1 required positional argument: 'rounds'"),
@@ -127,11 +135,12 @@ def test_cells_equal_the_runner_and_are_read_back(tmp_path, scheduler):
 
 
 def test_a_failing_cell_is_reported_and_the_others_are_stored(tmp_path, scheduler):
-    cells = grid.expand(grid.parse(spec(product={"algorithm.local_steps": [1, 2], "algorithm.bogus": [1]})))
+    # each value is sound alone; only the runner sees that 3 clients of participation meet 6 of the testbed
+    cells = grid.expand(grid.parse(spec(product={"participation.p": [[0.5] * 3], "seed": [1, 2]})))
     cells += grid.expand(grid.parse(spec(product={"seed": [5]})))
     done = sweep.run_cells(cells, Store(tmp_path / "s.sqlite"), lambda: connect(scheduler=scheduler))
     assert done.computed == 1 and len(done.failed) == 2
-    assert all("bad parameters for algorithm 'fedavg'" in e for e in done.failed.values())
+    assert all("participation has 3 clients but the testbed has 6" in e for e in done.failed.values())
 
 
 def _sweep(grid_path, out, scheduler) -> subprocess.Popen:
@@ -185,3 +194,28 @@ def test_two_sweeps_on_one_store_at_once(tmp_path, scheduler):
     assert min(only[1]) < max(only[0]), "the second sweep wrote nothing before the first one's last write"
     table = (out / "a.csv").read_text().splitlines()
     assert {line.split(",")[-1] for line in table[1:]} == keys[0]  # the subprocess' table has all its cells
+
+
+def test_a_misspelt_metric_is_refused_before_any_cell_runs(tmp_path, capsys):
+    from theorylab.cli import main
+
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(spec(product={"seed": [0, 1]}, metric="server.dist")))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "grid metric 'server.dist' is not recorded" in err and "server.dist2" in err
+    assert store_rows(tmp_path / "out" / "store.sqlite") == {}
+
+
+def test_a_grid_whose_first_cell_cannot_run_is_refused_and_keeps_the_earlier_table(tmp_path, scheduler, capsys):
+    from theorylab.cli import main
+
+    out = tmp_path / "out"
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(spec(product={"seed": [0]})))
+    assert main(["sweep", str(path), "--out", str(out), "--scheduler", scheduler]) == 0
+    table = (out / "g.csv").read_text()
+    path.write_text(json.dumps(spec(product={"participation.p": [[0.5] * 3], "seed": [7]})))
+    capsys.readouterr()  # the metric's probe runs the first cell before any other: a usage error, nothing written
+    assert main(["sweep", str(path), "--out", str(out), "--scheduler", scheduler, "--max-cells", "5"]) == 2
+    assert "participation has 3 clients" in capsys.readouterr().err and (out / "g.csv").read_text() == table

@@ -105,3 +105,10 @@ def test_train_runs_cafed_and_fedstale(tmp_path, extra, capsys):
 def test_train_usage_errors(tmp_path, extra, message, capsys):
     assert main([*TRAIN, "--out", str(tmp_path), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_train_says_how_many_evaluations_its_final_accuracy_averages(tmp_path, capsys):
+    argv = [a if a != "1" or i != TRAIN.index("--window") + 1 else "50" for i, a in enumerate(TRAIN)]
+    assert main([*argv, "--out", str(tmp_path), "--algorithm", "fedavg", "--every", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "mean of the last 2 evaluations; --window 50 asked for more than the 2 recorded" in out, out

@@ -62,7 +62,7 @@ class RunConfig:
 
     def __post_init__(self):
         for name in ("rounds", "replicas", "every", "seed"):  # stored as int (3.0 and 1e300 are integers too)
-            low = 1 if name in ("replicas", "every") else 0 if name == "rounds" else None
+            low = 1 if name in ("replicas", "every") else 0  # rounds and seed: from 0, as the CLI takes them
             object.__setattr__(self, name, integer(name, getattr(self, name), low))
         for name in ("problem", "participation", "algorithm", *_OPTIONAL):
             spec = getattr(self, name)

@@ -17,7 +17,11 @@ fastest) and the ``zip`` groups :math:`Z_g` (``zip`` is one group or a list of g
 together, so they need equal lengths).  The number of cells is :math:`\prod_k |V_k| \prod_g |Z_g|`.
 
 Every mistake is a ``ValueError`` that names the axis: an empty axis, a zip group of unequal lengths, a path
-into a field that does not exist, an unknown component (checked against the registry before anything runs).
+into a field that does not exist, an unknown component, and — checked for every axis value before anything runs
+(:func:`check_values`) — a parameter the component does not take, a value of the wrong type or out of its range, a
+device that does not exist.  Each value is checked set alone into the base (a zip group's values together), so the
+cost grows with the number of values, not of cells.  A grid of more than :data:`MAX_CELLS` cells is refused before
+its cells are built (each cell holds a full configuration: about 5 kB and 0.1 ms).
 ``metric`` names the trace metric that the sweep's figure draws (default ``server.dist2``).
 """
 
@@ -26,10 +30,12 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from theorylab.config import RunConfig
+from theorylab.progress import progress
 from theorylab.registry import lookup
 
 COMPONENTS = {"problem": "testbed", "participation": "participation", "algorithm": "algorithm",
@@ -38,6 +44,7 @@ FIELDS = ("problem", "participation", "algorithm", "rounds", "replicas", "seed",
           "channel", "clock")
 KEYS = ("base", "product", "zip", "metric")
 DEFAULT_METRIC = "server.dist2"
+MAX_CELLS = 100_000  # cells a sweep builds at most (--max-cells raises it)
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,11 @@ class Grid:
     @property
     def axes(self) -> list[str]:
         return [axis for axis, _ in self.product] + [axis for group in self.zips for axis, _ in group]
+
+    @property
+    def size(self) -> int:
+        r"""The number of cells, :math:`\prod_k |V_k| \prod_g |Z_g|`, without building them."""
+        return math.prod(len(v) for _, v in self.product) * math.prod(len(g[0][1]) for g in self.zips)
 
 
 def load(path: str | Path) -> dict:
@@ -122,7 +134,46 @@ def parse(spec: dict) -> Grid:
         if axis.split(".")[0] not in FIELDS:
             raise ValueError(f"axis {axis!r}: unknown run field {axis.split('.')[0]!r}; expected one of {list(FIELDS)}")
     _check_components(grid)
+    check_values(grid)
     return grid
+
+
+def _check_config(fields: dict, where: str) -> None:
+    """The run configuration ``fields`` is one the runner can build: run fields in range, a device torch knows,
+    components the registry accepts (the testbed by its parameters only, so no data is loaded; the others are
+    built, which is cheap)."""
+    from theorylab.registry import build, check
+    from theorylab.validation import device
+
+    try:
+        config = RunConfig(**fields)
+        device(config.device)
+        check("testbed", config.problem)
+        for field in ("participation", "algorithm", "channel", "clock"):
+            if getattr(config, field) is not None:
+                build(COMPONENTS[field], getattr(config, field))
+    except TypeError as err:
+        raise ValueError(f"{where}: {err} (give it in 'base' or as an axis)") from None
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
+def check_values(grid: Grid) -> None:
+    """Every axis value set alone into the base (a zip group's values together) gives a configuration that
+    :func:`_check_config` accepts; the error names the axis and the value."""
+    if not grid.axes:
+        _check_config(copy.deepcopy(grid.base), "base")
+    for axis, values in grid.product:
+        for value in values:
+            fields = copy.deepcopy(grid.base)
+            _set(fields, axis, value)
+            _check_config(fields, f"axis {axis!r} = {value!r}")
+    for group in grid.zips:
+        for i in range(len(group[0][1])):
+            fields = copy.deepcopy(grid.base)
+            for axis, values in sorted(group, key=lambda a: a[0].count(".")):
+                _set(fields, axis, values[i])
+            _check_config(fields, "zip " + ", ".join(f"{axis!r} = {values[i]!r}" for axis, values in group))
 
 
 def _check_components(grid: Grid) -> None:
@@ -161,12 +212,17 @@ def _set(config: dict, axis: str, value) -> None:
     node[leaf] = copy.deepcopy(value)
 
 
-def expand(grid: Grid) -> list[Cell]:
-    """The grid's cells in order: product axes (last fastest), then zip groups, as :class:`Cell`\\ s."""
+def expand(grid: Grid, max_cells: int = MAX_CELLS) -> list[Cell]:
+    """The grid's cells in order: product axes (last fastest), then zip groups, as :class:`Cell`\\ s; a grid of
+    more than ``max_cells`` cells is refused before any is built."""
+    if grid.size > max_cells:
+        raise ValueError(f"the grid has {grid.size:,} cells, more than max_cells = {max_cells:,} (about "
+                         f"{grid.size * 5 / 1e6:,.0f} GB of configurations to build); split it into smaller grids or "
+                         "raise --max-cells")
     dims = [[((axis, v),) for v in values] for axis, values in grid.product]
     dims += [list(zip(*[[(axis, v) for v in values] for axis, values in group])) for group in grid.zips]
     cells = []
-    for combo in itertools.product(*dims):
+    for combo in progress(itertools.product(*dims), None, desc="building cells", unit="cell", total=grid.size):
         values = dict(pair for dim in combo for pair in dim)
         fields = copy.deepcopy(grid.base)
         for axis in sorted(values, key=lambda a: a.count(".")):  # whole specs before fields inside them

@@ -84,12 +84,9 @@ def lookup(kind: str, name: str) -> Entry:
     return table[name]
 
 
-def build(kind: str, spec: dict[str, Any], **context: Any) -> Any:
-    """Instantiate ``spec = {"name": ..., **params}`` with the registered factory.
-
-    ``context`` carries run-level arguments (device, dtype, ...) that a factory
-    may accept; they are passed only if the factory's signature names them.
-    """
+def check(kind: str, spec: dict[str, Any], **context: Any) -> tuple[Callable, dict, dict]:
+    """Check ``spec`` against its registered factory without calling it: a registered name, parameters the factory
+    takes, values of the types its annotations name.  Returns ``(factory, params, context it accepts)``."""
     if not isinstance(spec, dict) or "name" not in spec:
         raise ValueError(f"a {kind} spec must be a dict with a 'name' key; got {spec!r}")
     params = {k: v for k, v in spec.items() if k != "name"}
@@ -102,4 +99,14 @@ def build(kind: str, spec: dict[str, Any], **context: Any) -> Any:
     except TypeError as err:
         raise ValueError(f"bad parameters for {kind} {spec['name']!r}: {err}") from None
     annotated_types(f"bad parameters for {kind} {spec['name']!r}", factory, params)
+    return factory, params, extra
+
+
+def build(kind: str, spec: dict[str, Any], **context: Any) -> Any:
+    """Instantiate ``spec = {"name": ..., **params}`` with the registered factory, once :func:`check` accepts it.
+
+    ``context`` carries run-level arguments (device, dtype, ...) that a factory
+    may accept; they are passed only if the factory's signature names them.
+    """
+    factory, params, extra = check(kind, spec, **context)
     return factory(**params, **extra)

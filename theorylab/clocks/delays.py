@@ -26,6 +26,7 @@ from theorylab.rng import Streams
 from theorylab.validation import real
 
 LAWS = ("uniform", "exponential", "half_normal", "log_normal", "fixed")
+MAX_LOG_MEAN = 700.0  # exp(709.8) is the largest float64
 PER = ("job", "client")
 
 
@@ -61,6 +62,9 @@ def delay_law(spec: dict | None, n_clients: int) -> DelayLaw:
         return DelayLaw(name, per, lambda u: scale * math.sqrt(2.0) * torch.erfinv(u), scale * math.sqrt(2 / math.pi))
     if name == "log_normal":
         mu, sigma = real("mu", spec.get("mu", 2.0)), real("sigma", spec.get("sigma", 0.5), 0.0, open_low=True)
+        if mu + sigma ** 2 / 2 > MAX_LOG_MEAN:
+            raise ValueError(f"delay law 'log_normal' has mean duration exp(mu + sigma^2/2) = exp({mu + sigma**2 / 2:.4g})"
+                             f", beyond a float's range: mu + sigma^2/2 must be at most {MAX_LOG_MEAN:g}")
         return DelayLaw(name, per, lambda u: torch.exp(mu + sigma * math.sqrt(2.0) * torch.erfinv(2 * u - 1)),
                         math.exp(mu + sigma ** 2 / 2))
     values = spec.get("values")
