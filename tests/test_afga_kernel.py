@@ -133,3 +133,15 @@ def test_cluster_uniform_k_samples_m_per_cluster_and_reduces_to_uniform_k():
     for spec, match in (({"clusters": 5, "k": 1}, "clusters"), ({"clusters": 4, "k": 4}, "k must")):
         with pytest.raises(ValueError, match=match):
             build("participation", {"name": "cluster_uniform_k", "n_clients": 12, **spec})
+
+
+def test_worst_path_of_lemma_f8_by_closed_form():
+    """One step on ring(10) with self-weight 1/3 from a block of 4 sampled clients: the block's mean displacement is
+    (4 - 2/3)/4 (its two ends keep 2/3), the all-client mean is 4/10, and m_r = (1 - beta1^r) Delta_r."""
+    from validations.afga.lemmas import worst_path
+
+    one = worst_path(n_clients=10, block=4, steps=1, beta1=0.9, rounds=3)
+    assert one["delta"] == pytest.approx((4 - 2 / 3) / 4) and one["delta_bar"] == pytest.approx(0.4)
+    np.testing.assert_allclose(one["m"], (1 - 0.9 ** np.arange(1, 4)) * one["delta"], rtol=1e-12)
+    many = worst_path(n_clients=50, block=5, steps=24, beta1=0.9, rounds=2)
+    assert many["delta_bar"] == pytest.approx(5 * 24 / 50) and many["delta_bar"] < many["delta"] <= 24

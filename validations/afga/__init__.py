@@ -6,13 +6,14 @@ Topologies and theory (digest §1.8, §2.4-2.6, §6):
 * :mod:`.topology` — rho of the paper's rings and of J (V1), closed-form spectra, ||W - J||_2 <= 1 (V2), the gossip
   contraction ||(W - J)Y||_F <= rho ||Y||_F (V7), App. C's false (W - J)^2 = W - J.
 * :mod:`.theory` — the chain eq. 32 => 31 => 30, the experiments against rho <= M/(M+N) (§2.6), eq. 25's printed
-  coefficient, Table 9's step sizes against the step-size conditions, Lemma F.6 by enumeration (V8).
+  coefficient, Table 9's step sizes against the step-size conditions, Lemma F.6 by enumeration under both sampling
+  readings (V8).
 
 The kernels on closed-form testbeds (digest §2.7, §4.8, §5):
 
 * :mod:`.equivalences` — gossip preserves the average (V3), the ablation identities with FedAMSGrad and AFGA (V4, V5),
   W = J (V6), each bit for bit under common random numbers.
-* :mod:`.lemmas` — App. F's pathwise lemmas on AFGA runs (V9, V10, V10b, V10c).
+* :mod:`.lemmas` — App. E-F's pathwise lemmas on AFGA runs (V9, V10, V10b, V10c) and Lemma F.8 on a worst-case path.
 * :mod:`.rates` — the rate's shape in R, I and M (V11-V13).
 * :mod:`.topology_effect` — the effect of rho, the consensus error, the threshold sweep of W_lambda (V14, V15, V19).
 * :mod:`.ablations` — Table 4's ordering, heterogeneity, CAFGA vs AFGA, the noiseless limit (V16-V18, V20).

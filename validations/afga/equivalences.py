@@ -43,7 +43,9 @@ def _afga(**switches) -> dict:
 
 @claim("afga.v3_average", "seed 002 Alg. 1 line 14, eq. (12); digest 002 §1.3 consequence (a), §5 V3",
        "Gossip with a doubly stochastic W preserves the client average: Delta_bar_r = -(eta_l/N) sum_t sum_{i in "
-       "S_{r,t}} g^i_{r,t}.", kind="statement")
+       "S_{r,t}} g^i_{r,t}.", kind="statement", where="App. E, eqs. (10)-(11)",
+       quote=r"\bar{\boldsymbol{x}}_{r,t+1} = \bar{\boldsymbol{x}}_{r,t} - \eta_l \frac{1}{N} \sum_{i=1}^{N} "
+             r"\bar{\boldsymbol{g}}_{r,t}^i.")
 @one_thread
 def v3_average(ctx) -> Evidence:
     rounds, replicas = ctx.pick(5, 20), ctx.pick(3, 16)
@@ -63,7 +65,9 @@ def v3_average(ctx) -> Evidence:
 
 @claim("afga.v4_fedamsgrad", "seed 002 §3 (reduction after Alg. 1); digest 002 §1.3, §5 V4",
        "AFGA with resample = off and gossip = off equals FedAMSGrad (local SGD by S_r, eq. (2) server).",
-       kind="statement")
+       kind="statement", where="§3.2 (after Alg. 1)",
+       quote=r"If we remove the re-sampling step by setting  $S_{r,t} = S_t$  and remove the gossip communication step "
+             r"by setting  $x_{r,t+1}^i = x_{r,t'}^j$ , AFGA will reduce to standard FedAMSGrad algorithm.")
 @one_thread
 def v4_fedamsgrad(ctx) -> Evidence:
     rounds, replicas = ctx.pick(30, 200), ctx.pick(4, 32)
@@ -77,7 +81,8 @@ def v4_fedamsgrad(ctx) -> Evidence:
 
 
 @claim("afga.v5_cafga_one_cluster", "seed 002 §5 Alg. 2; digest 002 §1.4, §5 V5",
-       "CAFGA with K = 1 cluster equals AFGA.", kind="statement")
+       "CAFGA with K = 1 cluster equals AFGA.", kind="statement", where="App. E, proof of Thm 4.6",
+       quote="When there is only one cluster containing all clients [N] in the CAFGA framework, it reduces to AFGA.")
 @one_thread
 def v5_cafga_one_cluster(ctx) -> Evidence:
     rounds, replicas = ctx.pick(30, 200), ctx.pick(4, 32)
@@ -92,7 +97,10 @@ def v5_cafga_one_cluster(ctx) -> Evidence:
 
 @claim("afga.v6_complete_graph", "seed 002 Lemma F.4 (rho = 0), eq. (12); digest 002 §1.3 consequence (c), §5 V6",
        "With W = J the consensus error after every gossip step is 0, so Delta_r = Delta_bar_r for any S_r.",
-       kind="statement")
+       kind="statement", where="§4 (after Assumption 4.5); App. F, Lemma F.4",
+       quote=r"Specifically,  $\rho = 0$  indicates that all elements in the matrix W are  $\frac{1}{n}$ , and this "
+             r"means that each client would be connected and communicated with other clients in the network with a "
+             r"mixing weight of  $\frac{1}{n}$ .")
 @one_thread
 def v6_complete_graph(ctx) -> Evidence:
     rounds, replicas = ctx.pick(20, 200), ctx.pick(4, 32)

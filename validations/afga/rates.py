@@ -15,6 +15,11 @@ Hidden constants are unknown (digest §2.7), so only exponents are tested:
   :math:`(\mathcal IM)^{-1/2}`, the others are flat or decay), so the slopes in :math:`\mathcal I` and :math:`M` are
   at most 0.  FedAMSGrad's own bound grows like :math:`\sqrt{\mathcal I}` (Corollary 4.7's comparison); its measured
   slope in :math:`\mathcal I` is reported, not tested (its sign depends on how :math:`\eta` is scaled, digest V12).
+
+Each threshold is an exponent of the paper's own rate, so :func:`~theorylab.checks.slope_check` is its relation.
+Corollary 4.7's leading exponent :math:`-1/2` in :math:`\mathcal I` and :math:`M` is not a threshold: at fixed
+:math:`R` the :math:`\mathcal O(1/R)` terms (flat in :math:`M`, flat or decaying in :math:`\mathcal I`) bound the
+score too, so eq. (3) fixes no exponent below 0 there.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from figures import afga_rate
-from figures.afga_sweeps import DEVIATION, N, SAMPLER, TOPOLOGIES, average_gradnorm, setting, theory_steps
+from figures.afga_sweeps import DEVIATION, M, N, SAMPLER, TOPOLOGIES, average_gradnorm, setting, theory_steps
 from theorylab.checks import slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.fitting import loglog_slope
@@ -30,6 +35,8 @@ from theorylab.threads import one_thread
 
 GOSSIP = {"J": {"topology": TOPOLOGIES["J"]}, "ring": {"topology": TOPOLOGIES["ring"]}}
 FEDAMSGRAD = {"resample": False, "gossip": False}
+COROLLARY_47 = (r"with sufficient amounts of global communication rounds R, i.e.,  $R \geq \mathcal{I}M$ , our "
+                r"proposed method achieves a convergence rate of  $\mathcal{O}(\frac{1}{\sqrt{RTM}})$")
 STEPS_NOTE = "theory step sizes eta_l = 1/(I sqrt(R)), eta = 0.25 N sqrt(I/M), eps = 1"
 
 
@@ -53,7 +60,8 @@ def _flat_or_better(ctx, axis: str, grid, make, replicas: int) -> list:
 
 @claim("afga.v11_rate_in_R", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V11",
        "With the prescribed step sizes, (1/R) sum_r ||grad f(x_r)||^2 decays at least like R^{-1/2}.",
-       kind="statement")
+       kind="statement", where="§4, Thm 4.6 eq. (3), Corollary 4.7",
+       quote=COROLLARY_47)
 @one_thread
 def v11_rate_in_R(ctx) -> Evidence:
     data = afga_rate.compute(ctx)
@@ -65,7 +73,8 @@ def v11_rate_in_R(ctx) -> Evidence:
         make = lambda R: (theory_steps(afga_rate.STEPS, R), afga_rate.STEPS, R, SAMPLER)  # noqa: E731
         fed = f"{loglog_slope(grid, _sweep(ctx, FEDAMSGRAD, grid, make, 32).mean(0))[0]:.3f}"
     return Evidence(checks, figure=str(afga_rate.draw(data, ctx.figure_path("afga-rate"))), notes=[
-        setting(afga_rate.STEPS, int(grid[-1]), len(data[afga_rate.LABELS[0]]), f"R in {grid.tolist()}."),
+        setting(afga_rate.STEPS, int(grid[-1]), len(data[afga_rate.LABELS[0]]), f"R in {grid.tolist()}; Corollary "
+                f"4.7's regime R >= I M = {afga_rate.STEPS * M} holds on the whole grid."),
         f"FedAMSGrad at the same step sizes: slope {fed} (reported, not tested)",
         "digest PROTOTYPE (N = 50, d = 20, I = 8, R to 6400): -0.475 (J), -0.471 (ring), FedAMSGrad -0.518"],
         deviations=[DEVIATION])
@@ -73,7 +82,9 @@ def v11_rate_in_R(ctx) -> Evidence:
 
 @claim("afga.v12_local_steps", "seed 002 Thm 4.6 eq. (3), Remark 4.9, Corollary 4.7; digest 002 §5 V12",
        "At fixed R, AFGA's averaged ||grad f||^2 does not grow with the number of local steps I (leading term "
-       "~ I^{-1/2}).", kind="statement")
+       "~ I^{-1/2}).", kind="statement", where="§4, Corollary 4.7; App. B (ablation of local iteration)",
+       quote=COROLLARY_47 + " … This result backs up our theory that the increasing number of local steps would help "
+                            "the overall performance.")
 @one_thread
 def v12_local_steps(ctx) -> Evidence:
     rounds, grid, reps = ctx.pick(100, 400), ctx.pick([2, 4, 8, 16], [2, 4, 8, 16, 32]), ctx.pick(8, 32)
@@ -91,7 +102,8 @@ def v12_local_steps(ctx) -> Evidence:
 
 @claim("afga.v13_participation", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V13",
        "At fixed R and N, AFGA's averaged ||grad f||^2 does not grow with the number M of reporting clients "
-       "(leading term ~ M^{-1/2}).", kind="statement")
+       "(leading term ~ M^{-1/2}).", kind="statement", where="§4, Thm 4.6 eq. (3), Corollary 4.7",
+       quote=COROLLARY_47)
 @one_thread
 def v13_participation(ctx) -> Evidence:
     rounds, steps, grid, reps = ctx.pick(100, 400), 4, ctx.pick([2, 4, 8], [2, 4, 5, 10, 20]), ctx.pick(8, 32)

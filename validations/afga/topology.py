@@ -24,7 +24,7 @@ import numpy as np
 from scipy.sparse.csgraph import connected_components
 
 from figures.afga_topologies import PRINTED, compute, draw
-from theorylab.checks import at_most, definitional, equal, printed, trend
+from theorylab.checks import at_most, auxiliary, definitional, equal, printed, trend
 from theorylab.claims import Evidence, claim
 from theorylab.registry import build
 from theorylab.topology.matrix import contraction
@@ -40,7 +40,11 @@ def _ring_rho(n: int, s: float = 1 / 3) -> float:
 
 @claim("afga.rho_ring", SOURCE,
        "The ring topology has rho = 0.995 (N = 50, AFGA) and 0.873 (clusters of n = 10, CAFGA); the balanced "
-       "fully-connected W = J has rho = 0.", kind="reproduction")
+       "fully-connected W = J has rho = 0.", kind="reproduction",
+       where="§6.2 (Ablation of gossip averaging topology), Fig. 1",
+       quote=r"For AFGA, we compare various of  $\rho$  from  $\rho = \{0, 0.455, 0.995\}$  calculated by balanced "
+             r"fully-connected, random, and ring typologies correspondingly. … $\rho_{\max} = \{0, 0.335, 0.766, "
+             r"0.873\}$")
 def rho_ring(ctx) -> Evidence:
     checks, notes = [], []
     for n, text in ((50, "0.995"), (10, "0.873")):
@@ -69,7 +73,10 @@ def rho_ring(ctx) -> Evidence:
 @claim("afga.rho_spectra", "seed 002 Assumption 4.5; digest 002 §1.8, §4.5, §5 V19",
        "rho = ||W - J||_2 of each library topology equals its closed form: the ring's circulant spectrum, the torus' "
        "products of ring spectra, W_lambda = lambda I + (1 - lambda) J gives rho = lambda, and CAFGA's block-diagonal "
-       "W has rho_max = max_k rho_k.", kind="statement")
+       "W has rho_max = max_k rho_k.", kind="digest", where="digest 002 §1.8 (topology table), §5 V19",
+       quote=r"Weights $1/3,1/3,1/3$ reproduce both: $\rho=\frac13+\frac23\cos\frac{2\pi}{n}$ gives 0.99474 "
+             r"($n=50$) and 0.87268 ($n=10$). … interpolated $W_\lambda=\lambda I+(1-\lambda)J$, which gives "
+             r"$\rho=\lambda$ exactly")
 def rho_spectra(ctx) -> Evidence:
     checks = []
     for n in (5, 20, 100):
@@ -113,7 +120,10 @@ def _support(W: np.ndarray) -> tuple[bool, bool]:
 @claim("afga.mixing_norm", "seed 002 App. C, Assumption 4.5; digest 002 §1.8, §5 V2",
        "Every doubly stochastic W has ||W - J||_2 <= 1; a W whose support is connected with positive self-weights has "
        "||W - J||_2 < 1, a disconnected one exactly 1; the even ring without self-loops has exactly 1.",
-       kind="statement")
+       kind="statement", where="§4 (after Assumption 4.5); App. C",
+       quote=r"For a doubly stochastic matrix W,  $||W - \frac{1}{n}\mathbf{1}\mathbf{1}^{\top}||_2 \leq 1$  "
+             r"naturally established … there is a counter-example if  $W_k = (W_2, 0; 0, I_{n-2})$ … which implies  "
+             r"$||W_k - (1/n)\mathbf{1}\mathbf{1}^T||_2 \le 1$")
 def mixing_norm(ctx) -> Evidence:
     n, draws = 8, ctx.pick(400, 4000)
     samples = [birkhoff(n, seed) for seed in range(draws)]
@@ -125,16 +135,19 @@ def mixing_norm(ctx) -> Evidence:
         at_most(f"max rho over {len(samples)} doubly stochastic W (n = {n})", rho.max(), 1.0 + ATOL,
                 basis="closed_form", note="Birkhoff: ||W||_2 <= 1 and W - J = W(I - J); the bound carries 1e-12 of "
                                           "float rounding (a permutation matrix gives 1 exactly)"),
-        trend(f"connected support with positive diagonal => rho < 1 ({int(good.sum())} matrices)", rho[good].max(),
-              bool(rho[good].max() < 1.0 - 1e-9), "max rho < 1", 1.0, basis="closed_form",
-              note="rho^2 = lambda_2(W^T W) and W^T W is connected with self-loops (module docstring)"),
-        equal(f"disconnected support => rho = 1 ({int(split.sum())} matrices): max |rho - 1|",
-              float(np.abs(rho[split] - 1.0).max()), 0.0, ATOL, basis="closed_form",
-              note="the indicator of one component, centred, is a fixed unit vector orthogonal to 1"),
-        equal("ring(50) without self-loops", contraction(ring_matrix(50, 0.0)), 1.0, ATOL, basis="closed_form",
-              note="eigenvalue cos(pi) = -1 at k = n/2 (bipartite); the topology validator refuses it"),
-        equal("ring(51) without self-loops = cos(pi/51)", contraction(ring_matrix(51, 0.0)), math.cos(math.pi / 51),
-              ATOL, basis="closed_form", note="odd ring: self-loops are sufficient for rho < 1, not necessary"),
+        auxiliary(trend(f"connected support with positive diagonal => rho < 1 ({int(good.sum())} matrices)",
+                        rho[good].max(), bool(rho[good].max() < 1.0 - 1e-9), "max rho < 1", 1.0, basis="closed_form",
+                        note="rho^2 = lambda_2(W^T W) and W^T W is connected with self-loops (module docstring)")),
+        auxiliary(equal(f"disconnected support => rho = 1 ({int(split.sum())} matrices): max |rho - 1|",
+                        float(np.abs(rho[split] - 1.0).max()), 0.0, ATOL, basis="closed_form",
+                        note="the indicator of one component, centred, is a fixed unit vector orthogonal to 1 (App. "
+                             "C's counter-example W = (W_2, 0; 0, I) is of this kind)")),
+        auxiliary(equal("ring(50) without self-loops", contraction(ring_matrix(50, 0.0)), 1.0, ATOL,
+                        basis="closed_form",
+                        note="eigenvalue cos(pi) = -1 at k = n/2 (bipartite); the topology validator refuses it")),
+        auxiliary(equal("ring(51) without self-loops = cos(pi/51)", contraction(ring_matrix(51, 0.0)),
+                        math.cos(math.pi / 51), ATOL, basis="closed_form",
+                        note="odd ring: self-loops are sufficient for rho < 1, not necessary")),
     ]
     notes = [f"Sample: {draws} Birkhoff mixtures of random permutations (half with the identity) and {draws // 4} "
              f"Sinkhorn-balanced Uniform matrices, n = {n}, seeds 0.. in order; connectivity by scipy's weak "
@@ -162,7 +175,8 @@ def _cluster_average(topology) -> np.ndarray:
 @claim("afga.gossip_contraction", "seed 002 App. F Lemma F.2 (key step), Lemma F.4; digest 002 §2.5, §5 V7",
        "One gossip step contracts the disagreement: ||(W - J)Y||_F <= rho ||Y||_F for every Y (per cluster for CAFGA: "
        "||(W - blockdiag(J_k))Y||_F <= rho_max ||Y||_F), and with W = J the disagreement is exactly 0.",
-       kind="statement")
+       kind="statement", where="App. F, proof of Lemma F.2",
+       quote=r"For the Frobenius norm, there is  $\|AB\|_F \leq \|A\|_2 \|B\|_F$")
 def gossip_contraction(ctx) -> Evidence:
     draws, d = ctx.pick(200, 5000), 3
     rng = np.random.default_rng([ctx.seed, 7])
@@ -189,28 +203,45 @@ def gossip_contraction(ctx) -> Evidence:
                                    "direction; the definitional rows show the bound is attained."])
 
 
+def _residual(D: np.ndarray, b: np.ndarray) -> float:
+    r""":math:`\|Db - \frac{b^\top Db}{b^\top b}b\|`: how far ``b`` is from being an eigenvector of ``D``."""
+    image = D @ b
+    return float(np.linalg.norm(image - (b @ image) / (b @ b) * b))
+
+
 @claim("afga.appc_projection", "seed 002 App. C; digest 002 §1.8, §6 item 10",
        "App. C: (W - J)(W - J) = W - J, so the eigenvalues of W - J lie in {0, 1} (and hence ||W - J||_2 <= 1).",
-       kind="statement", expect="violated",
+       kind="statement", expect="violated", severity="proof step", where="App. C, eq. (7)",
+       quote=r"$$(W_{k} - J)(W_{k} - J) = W_{k} - J,$$ … The eigenvectors of  $W_k - J$  are (1, -1, 0, ..., 0), "
+             r"(1, 0, -1, ..., 0),..., (1, 1, 1, ..., 1).",
        because="(W - J)^2 = W^2 - J, not W - J: on the ring the eigenvalues of W - J are 1/3 + 2/3 cos(2 pi k/n), "
-               "not in {0, 1}; only the conclusion ||W - J||_2 <= 1 is true (digest §6 item 10)")
+               "not in {0, 1}, and the listed eigenvectors are not eigenvectors; only the conclusion ||W - J||_2 <= 1 "
+               "is true (digest §6 item 10)",
+       defence="The authors could say App. C only motivates ||W - J||_2 <= 1, which is true and is all the proofs use. "
+               "The verdict stands as a proof-step erratum: eq. (7) is false for every W != J that meets Assumption "
+               "4.5 (an idempotent W - J has an eigenvalue 1 on 1-perp unless W = J, which null(I - W) = span(1) "
+               "forbids), so the conclusion needs another "
+               "argument (W - J = W(I - J) and ||W||_2 <= 1 for doubly stochastic W); the theorems are unaffected")
 def appc_projection(ctx) -> Evidence:
     checks = []
     for n in (10, 50):
         W = build("topology", {"name": "ring", "n": n}).W
         D = W - np.full((n, n), 1.0 / n)
         eig = np.linalg.eigvalsh(D)
+        b = np.eye(n)[0] - np.eye(n)[1]
         checks += [
             equal(f"ring({n}): ||(W - J)^2 - (W - J)||_F", float(np.linalg.norm(D @ D - D)), 0.0, ATOL,
                   basis="closed_form", note="App. C's idempotence"),
             equal(f"ring({n}): max distance of an eigenvalue of W - J to {{0, 1}}",
                   float(np.minimum(np.abs(eig), np.abs(eig - 1)).max()), 0.0, ATOL, basis="closed_form",
                   note="App. C's eigen-structure"),
-            equal(f"ring({n}): ||(W - J)^2 - (W^2 - J)||_F", float(np.linalg.norm(D @ D - (W @ W - np.full((n, n),
-                                                                                                    1.0 / n)))),
-                  0.0, ATOL, basis="closed_form", note="the correct identity: WJ = JW = J^2 = J"),
-            at_most(f"ring({n}): ||W - J||_2 (App. C's conclusion)", float(np.abs(eig).max()), 1.0,
-                    basis="closed_form", note="true, by Birkhoff (afga.mixing_norm)"),
+            equal(f"ring({n}): residual of App. C's eigenvector b = (1, -1, 0, ..., 0)", _residual(D, b), 0.0, ATOL,
+                  basis="closed_form", note="||(W - J)b - (b'(W - J)b / b'b) b||: zero iff b is an eigenvector"),
+            auxiliary(equal(f"ring({n}): ||(W - J)^2 - (W^2 - J)||_F",
+                            float(np.linalg.norm(D @ D - (W @ W - np.full((n, n), 1.0 / n)))), 0.0, ATOL,
+                            basis="closed_form", note="the correct identity: WJ = JW = J^2 = J")),
+            auxiliary(at_most(f"ring({n}): ||W - J||_2 (App. C's conclusion)", float(np.abs(eig).max()), 1.0,
+                              basis="closed_form", note="true, by Birkhoff (afga.mixing_norm)")),
         ]
     return Evidence(checks, errata=["App. C asserts (W_k - J)(W_k - J) = W_k - J and a matching eigenvector list; both "
                                     "are false for every connected W != J, since (W - J)^2 = W^2 - J (digest §6 item "
