@@ -88,9 +88,9 @@ def _finding(n: int, d: dict, mode: str | None) -> list[str]:
         lines += [f"> {d['quote']}", "", f"— {d['where'] or d['source']}", ""]
     else:
         lines += [f"*(no quote: {d['source']})*", ""]
-    found = [d["because"]] if d["because"] else []
-    lines += ["**Finding.** " + " ".join(found + d["errata"]) if found or d["errata"] else
-              f"**Finding.** {d['statement']}", ""]
+    lines += [f"**Finding.** {(d['because'] or d['statement']).rstrip('.')}.", ""]
+    if d["errata"]:
+        lines += ["**What to correct.**", ""] + [f"- {e}" for e in d["errata"]] + [""]
     lines += [f"**Witness.** {witness(d)}", ""]
     tried = readings(d)
     lines += ["**Readings tried.** " + ("" if tried else "the statement admits one reading here (the digest lists "
