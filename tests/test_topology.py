@@ -133,7 +133,8 @@ def test_clusters_are_validated():
     ("erdos_renyi", {"n": 5, "p": 0.5, "seed": -1}, "seed"), ("interpolated", {"n": 5, "lam": 1.0}, "lam"),
     ("subring", {"members": [0, 0], "n": 4}, "members"), ("block_diagonal", {"sizes": []}, "sizes"),
     ("block_diagonal", {"sizes": [3], "inner": {"name": "ring", "n": 3}}, "inner"),
-    ("erdos_renyi", {"n": 30, "p": 0.001}, "no connected graph"),
+    ("erdos_renyi", {"n": 30, "p": 0.001}, "too small for a connected graph"),
+    ("erdos_renyi", {"n": 100, "p": 0.02}, "no connected graph"),
     ("ring", {"n": 6, "self_weight": 0.0}, "self_weight must be > 0"), ("torus", {"a": 3, "b": 3, "self_weight": 1.0},
                                                                         "self_weight must be < 1"),
     ("ring", {"n": 10**6}, "n must be"), ("block_diagonal", {"sizes": [1500, 1500]}, "totalling"),
@@ -148,3 +149,19 @@ def test_contraction_of_unvalidated_matrices():
     assert contraction(ring_matrix(9, 0.0)) == pytest.approx(math.cos(math.pi / 9), abs=1e-12)
     with pytest.raises(ValueError, match="square"):
         contraction(np.ones(3))
+
+
+def test_an_erdos_renyi_p_too_small_for_connectivity_is_refused_at_once():
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=r"p = 1e-09 is too small .* n - 1 = 1999 edges"):
+        build("topology", {"name": "erdos_renyi", "n": 2000, "p": 1e-9})
+    assert time.monotonic() - started < 5  # refused by the binomial tail, not after 1000 draws of 2000 x 2000
+    assert build("topology", {"name": "erdos_renyi", "n": 5, "p": 0.3}).rho < 1  # a small p that can connect
+
+
+@pytest.mark.parametrize("W", [[[1, 0], [0]], "abc", [["a", "b"], ["c", "d"]]])
+def test_a_ragged_or_textual_W_is_named(W):
+    with pytest.raises(ValueError, match="W must be a square matrix of numbers"):
+        make_topology("explicit W", W)

@@ -78,7 +78,11 @@ def check_mixing(W, clusters: Sequence[Sequence[int]] | None = None) -> np.ndarr
 
 def _validate(W, clusters) -> tuple[np.ndarray, tuple[tuple[int, ...], ...], list[float]]:
     """:func:`check_mixing`'s work: ``(W, blocks, rho_k per block)``."""
-    W = np.asarray(W, dtype=np.float64)
+    try:
+        W = np.asarray(W, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"W must be a square matrix of numbers (a list of equal-length rows); got {W!r:.80}") \
+            from None
     if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] == 0:
         raise ValueError(f"W must be square (N x N, N >= 1); got shape {W.shape}")
     n = W.shape[0]

@@ -3,7 +3,8 @@ matrices (seed 002 §6 "random" and "unbalanced fully-connected" topologies, foo
 
 The paper gives no generator for either; these are the digest's reconstructions (labelled [UNCLEAR] there).
 
-* Erdős–Rényi :math:`G(n,p)`, redrawn until connected, with Metropolis–Hastings weights
+* Erdős–Rényi :math:`G(n,p)`, redrawn until connected (a :math:`p` so small that even :math:`n-1` edges are
+  unlikely in :data:`MAX_REDRAWS` draws is refused at once, by the binomial tail), with Metropolis–Hastings weights
   :math:`W_{ij} = 1/(1+\max(d_i,d_j))` on edges and :math:`W_{ii} = 1-\sum_{j\ne i}W_{ij}`.  :math:`W` is symmetric,
   hence doubly stochastic, and :math:`W_{ii}\ge 1/(1+d_i) > 0`, so a connected graph gives :math:`\rho<1`.
 * Sinkhorn: a matrix of i.i.d. Uniform(0, 1) entries, rows and columns normalised alternately until every row and
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
+from scipy.stats import binom
 
 from theorylab.registry import register
 from theorylab.topology.matrix import MAX_CLIENTS, STOCHASTIC_ATOL, Topology, make_topology
@@ -49,6 +51,11 @@ def erdos_renyi(n: int, p: float, seed: int | tuple = 0) -> Topology:
     n = integer("n", n, 2, MAX_CLIENTS)
     p = real("p", p, 0.0, 1.0, open_low=True)
     rng = _generator(seed)
+    enough = binom.sf(n - 2, n * (n - 1) // 2, p)  # P(a draw has the n - 1 edges any connected graph needs)
+    if MAX_REDRAWS * enough < 1e-6:
+        raise ValueError(f"p = {p:g} is too small for a connected graph on n = {n} clients: a draw has the n - 1 = "
+                         f"{n - 1} edges a connected graph needs with probability {enough:.2g}; G(n, p) is connected "
+                         f"with high probability for p above ln(n)/n = {np.log(n) / n:.3g}")
     for _ in range(MAX_REDRAWS):
         upper = np.triu(rng.random((n, n)) < p, k=1)
         A = upper | upper.T
