@@ -22,7 +22,12 @@ from theorylab.registry import register
 from theorylab.threads import one_thread
 
 LOSSY = (0, 1, 2, 5, 6)
-LOSSES = [0.9 if i in LOSSY else 0.1 for i in range(10)]
+SPREAD = (5, 6, 7, 8, 9)  # the other reading of "a group": every label keeps a reliable copy
+
+
+def losses(lossy=LOSSY) -> list[float]:
+    """Total loss probability per client: 0.9 on the clients ``lossy``, 0.1 on the others."""
+    return [0.9 if i in lossy else 0.1 for i in range(10)]
 
 
 def setup(ctx) -> dict:
@@ -37,15 +42,15 @@ def setup(ctx) -> dict:
             "device": "cuda" if cuda else "cpu", "label": f"10k MNIST, {problem['model']} (substitution)"}
 
 
-def compute(ctx) -> tuple[dict, dict]:
-    """``({method: [trace per seed]}, setup)``."""
+def compute(ctx, lossy=LOSSY) -> tuple[dict, dict]:
+    """``({method: [trace per seed]}, setup)`` with the clients ``lossy`` behind q = 0.9 links."""
     s = setup(ctx)
     runs: dict[str, list] = {}
     for seed in s["seeds"]:
         problem = {**s["problem"], "clients": 10, "partition": "classes", "classes_per_client": 2, "batch_size": 32,
                    "weights": "size", "seed": seed}
         for label, trace in curves(ctx, problem, 0.1, s["rounds"], s["replicas"], seed, "float32", s["device"],
-                                   LOSSES).items():
+                                   losses(lossy)).items():
             runs.setdefault(label, []).append(trace)
     return runs, s
 

@@ -42,6 +42,8 @@ def test_opt_constant_by_hand_and_its_two_readings():
     printed = opt_constant(alpha, p, sigma2, L, Gamma, J, diam, reading="printed")
     assert printed - expected == pytest.approx(8 * 4 * (G ** 2 - G))
     assert g_ie[0, 0] == 2.0
+    fixed = opt_constant(alpha, p, sigma2, L, Gamma, J, diam, sampling="fixed")  # 1/p instead of (1-p)/p
+    assert fixed - expected == pytest.approx(4 * 9 * (0.25 * 1 * 2 + 0.0625 * 1 * 3 + 0.0625 * 1 * 4))
 
 
 def test_d49_by_hand_and_decomposition():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from theorylab.cis.aggregation import (aggregate, aggregation_weights, expected_update, node_variance,
-                                       node_variance_bound, project_ball)
+                                       node_variance_bound, project_ball, sampling_factor)
 from theorylab.cis.rates import SEVEN_NODE
 from theorylab.cis.sampling import check_sampling, draw, exit_data_sizes, outcomes, participants, preset
 from theorylab.cis.strategies import balanced_adj, equal_weight, flops_prop, serving_rate
@@ -61,6 +61,20 @@ def test_variance_bound_is_exact_for_one_exit_and_fails_for_opposite_updates():
     p2, alpha2 = np.array([[0.5, 0.5]]), np.array([[0.5, 0.5]])
     opposite = np.array([[[1.0, 0.0], [-1.0, 0.0]]])
     assert node_variance(alpha2, p2, opposite)[0] == pytest.approx(2 * node_variance_bound(alpha2, p2, opposite)[0])
+    repaired = node_variance_bound(alpha2, p2, opposite, "fixed")[0]
+    assert node_variance(alpha2, p2, opposite)[0] == pytest.approx(repaired)
+
+
+def test_sampling_factor_readings_and_the_repaired_bound():
+    p = np.array([[0.25, 0.0, 0.75]])
+    np.testing.assert_allclose(sampling_factor(p), [[3.0, 0.0, 1 / 3]])
+    np.testing.assert_allclose(sampling_factor(p, "fixed"), [[4.0, 0.0, 4 / 3]])
+    rng = np.random.default_rng(0)
+    alpha, updates = np.array([[0.3, 0.0, 0.2]]), rng.normal(size=(200, 1, 3, 4))
+    repaired = [node_variance_bound(alpha, p, u, "fixed")[0] - node_variance(alpha, p, u)[0] for u in updates]
+    assert min(repaired) >= 0  # the 1/p factor bounds the variance for any updates
+    with pytest.raises(ValueError, match="reading must be one of"):
+        sampling_factor(p, "x")
 
 
 def test_projection_and_strategies():
@@ -138,7 +152,7 @@ def test_training_refuses_bad_shapes_and_optimiser_settings():
 
 
 def test_confidence_routing_by_hand():
-    from theorylab.cis.routing import cis_accuracy, max_softmax, random_routing_accuracy, route
+    from theorylab.cis.routing import cis_accuracy, max_softmax, neg_entropy, random_routing_accuracy, route
 
     confidence = np.array([[0.9, 0.1, 0.8, 0.2, 0.3],
                            [0.0, 0.7, 0.0, 0.1, 0.6],
@@ -148,5 +162,7 @@ def test_confidence_routing_by_hand():
     assert cis_accuracy(correct, confidence, (40, 40, 20)) == pytest.approx(4 / 5)
     assert random_routing_accuracy(correct, (40, 40, 20)) == pytest.approx(0.4 * 0.4 + 0.4 * 0.2 + 0.2 * 1.0)
     np.testing.assert_allclose(max_softmax(np.log(np.array([[1.0, 3.0]]))), [0.75])
+    np.testing.assert_allclose(neg_entropy(np.log(np.array([[1.0, 3.0], [1.0, 1.0]]))),
+                               [0.25 * np.log(0.25) + 0.75 * np.log(0.75), np.log(0.5)])
     with pytest.raises(ValueError, match="split must give one share per exit"):
         route(confidence, (50, 50))

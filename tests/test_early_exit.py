@@ -129,3 +129,27 @@ def test_early_exit_mlp_step_matches_plain_autograd():
                                                        Streams(3, 2), shapes)[0])
     with pytest.raises(ValueError, match="node_sizes must be >= 1"):
         train_fedcis(x, y, [11], p, alpha, 1, 1, 4, lambda t: 0.5, Streams(3, 1), shapes)
+
+
+def test_relabelled_hidden_units_leave_every_exit_unchanged():
+    """The helpers of thesis.ch5.assumptions: relabelling block 1's units is an exact symmetry of all exits, and the
+    direction on the later blocks leaves exit 1's loss (and only its ridge) unchanged."""
+    import torch
+
+    from testbeds.early_exit_net import exit_logits, init_params, layout
+    from validations.thesis.ch5_ablation import exit1_loss, later_blocks, relabel
+
+    shapes = layout(4, 3, 2, 3)
+    theta = init_params(shapes, Streams(5, 1))[0].double()
+    x, y = torch.linspace(-1, 1, 40).reshape(10, 4).double(), torch.tensor([0, 1] * 5)
+    twin = relabel(theta, shapes, torch.tensor([2, 0, 1]))
+    assert float((twin - theta).norm()) > 0 and float(twin.norm()) == pytest.approx(float(theta.norm()))
+    for a, b in zip(exit_logits(theta[None], x[None], shapes), exit_logits(twin[None], x[None], shapes)):
+        torch.testing.assert_close(a, b)
+    v = later_blocks(theta, shapes)
+    assert float(v.norm()) == pytest.approx(1.0)
+    data = (x, y)
+    assert exit1_loss(theta + v, data, shapes, 0.0) == pytest.approx(exit1_loss(theta, data, shapes, 0.0), abs=1e-14)
+    second = (exit1_loss(theta + v, data, shapes, 0.1) + exit1_loss(theta - v, data, shapes, 0.1)
+              - 2 * exit1_loss(theta, data, shapes, 0.1))
+    assert second == pytest.approx(0.1)  # the ridge's curvature along a unit direction

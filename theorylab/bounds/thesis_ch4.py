@@ -12,7 +12,13 @@ Source: seed 001 Ch. 4 §4.3, Theorem 4.3.1; App. C, Lemma A.1 (C.3)-(C.5) and (
 
 **Drift coefficient.**  Chapter 4 prints :math:`c_{\rm drift} = 2`; the thesis' own App. D (D.20, D.50), citing the
 same lemmas of X. Li et al. (2020), uses 8 (digest §7 item 3).  Both are offered (:data:`DRIFT_COEFFICIENTS`) and
-the claims report both.  After :math:`r` rounds (our round index, from 0) the bound reads
+the claims decide under both.  The two are consistent with their schedules: Lemma 1 carries
+:math:`2\sum_i\alpha_i\|w_i-\bar w\|^2` and Lemma 3 bounds it by :math:`\eta_{t_0}^2(K-1)^2G^2` with
+:math:`t_0` the round's first local step; Algorithm 5's step is constant within a round, so this is
+:math:`\eta_t^2(K-1)^2G^2` and the coefficient 2, while App. D's step decays within the round
+(:math:`\eta_{t_0}\le2\eta_t`, (D.31)), whence :math:`4\cdot2 = 8`.
+
+After :math:`r` rounds (our round index, from 0) the bound reads
 :math:`\frac{\kappa}{8\kappa+r}(\dots)`; at :math:`r = 0` it is :math:`\frac18(\dots)\ge\frac L2\|w^{(1)}-w^*\|^2`.
 """
 

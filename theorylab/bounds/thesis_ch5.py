@@ -32,6 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from theorylab.cis.aggregation import sampling_factor
+
 LIVESAY_C = 320.0
 READINGS = ("corrected", "printed")
 
@@ -80,8 +82,11 @@ def bias_bound(target, serving, loss_max: float) -> float:
 
 
 def opt_constant(alpha, p, sigma2, L: float, Gamma: float, local_steps: int, diameter: float,
-                 reading: str = "corrected") -> float:
-    r""":math:`B` of (D.50) (module docstring); ``alpha``, ``p``, ``sigma2`` are ``(N, E)``."""
+                 reading: str = "corrected", sampling: str = "printed") -> float:
+    r""":math:`B` of (D.50) (module docstring); ``alpha``, ``p``, ``sigma2`` are ``(N, E)``.  ``sampling`` is the
+    factor of its last term: ``"printed"`` :math:`\frac{1-p}{p}`, or ``"fixed"`` :math:`\frac1p`, the factor that
+    Lemma D.3's (D.41)-(D.43) needs for updates with negative inner products
+    (:func:`theorylab.cis.aggregation.sampling_factor`)."""
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {READINGS}; got {reading!r}")
     alpha, p, sigma2 = (np.asarray(v, dtype=np.float64) for v in (alpha, p, sigma2))
@@ -91,8 +96,8 @@ def opt_constant(alpha, p, sigma2, L: float, Gamma: float, local_steps: int, dia
     g_ie = sigma2 + (_positive("L", L) * _positive("diameter", diameter)) ** 2
     g = float(g_ie[pos].max())
     drift = 8 * (J - 1) ** 2 * (g if reading == "corrected" else g ** 2)
-    sampling = 4 * J ** 2 * float(np.sum(np.where(pos, alpha ** 2 * (1 - p) / np.where(pos, p, 1.0) * g_ie, 0.0)))
-    return float(np.sum(alpha ** 2 * sigma2)) + 6 * L * _positive("Gamma", Gamma, True) + drift + sampling
+    spread = 4 * J ** 2 * float(np.sum(alpha ** 2 * sampling_factor(p, sampling) * g_ie))
+    return float(np.sum(alpha ** 2 * sigma2)) + 6 * L * _positive("Gamma", Gamma, True) + drift + spread
 
 
 def d49_bound(B: float, L: float, mu: float, local_steps: int, rounds: int, init_dist2: float) -> float:

@@ -18,6 +18,8 @@ per-node term [DERIVED, digest §3.3]
           -\sum_{e\ne e'}\alpha_{i,e}\alpha_{i,e'}\langle U_{i,e},U_{i,e'}\rangle,
 
 so (D.43) bounds :math:`V_i` exactly when the cross inner products are not negative in sum ((D.41) drops them).
+Replacing (D.43)'s factor :math:`\frac{1-p}{p}` by :math:`\frac1p` (reading ``"fixed"`` of
+:func:`sampling_factor`) gives a bound that holds for any updates, since the subtracted square is non-negative.
 """
 
 from __future__ import annotations
@@ -78,8 +80,21 @@ def node_variance(alpha, p, updates) -> np.ndarray:
     return first.sum(1) - np.sum(mean ** 2, axis=-1)
 
 
-def node_variance_bound(alpha, p, updates) -> np.ndarray:
-    r"""(D.43) per node: :math:`\sum_e\alpha_{i,e}^2\frac{1-p_{i,e}}{p_{i,e}}\|U_{i,e}\|^2`."""
-    alpha, p, updates = np.asarray(alpha), np.asarray(p), np.asarray(updates)
+SAMPLING_READINGS = ("printed", "fixed")
+
+
+def sampling_factor(p, reading: str = "printed") -> np.ndarray:
+    r"""(D.43)'s factor per pair :math:`(i,e)`: :math:`\frac{1-p_{i,e}}{p_{i,e}}` as printed, :math:`\frac1{p_{i,e}}`
+    for ``"fixed"`` (module docstring); 0 where :math:`p_{i,e}=0`."""
+    if reading not in SAMPLING_READINGS:
+        raise ValueError(f"reading must be one of {SAMPLING_READINGS}; got {reading!r}")
+    p = np.asarray(p, dtype=np.float64)
     pos = p > 0
-    return np.sum(np.where(pos, alpha ** 2 * (1 - p) / np.where(pos, p, 1.0), 0.0) * np.sum(updates ** 2, -1), 1)
+    return np.where(pos, ((1 - p) if reading == "printed" else 1.0) / np.where(pos, p, 1.0), 0.0)
+
+
+def node_variance_bound(alpha, p, updates, reading: str = "printed") -> np.ndarray:
+    r"""(D.43) per node: :math:`\sum_e\alpha_{i,e}^2\frac{1-p_{i,e}}{p_{i,e}}\|U_{i,e}\|^2` (factor
+    :math:`\frac1{p_{i,e}}` for ``reading="fixed"``)."""
+    alpha, updates = np.asarray(alpha), np.asarray(updates)
+    return np.sum(alpha ** 2 * sampling_factor(p, reading) * np.sum(updates ** 2, -1), 1)

@@ -9,8 +9,9 @@ node identity does not matter, and
 2. exit 2 scores the rest; the most confident ones, ``y`` % of the whole test set, are served there;
 3. and so on; the deepest exit serves what remains.
 
-The confidence measure is pluggable (the thesis does not say which; the default is the maximum softmax
-probability).  Under the analysis' assumption :math:`\hat{\mathcal D}_e=\mathcal D` the samples an exit serves would
+The confidence measure is pluggable (the thesis does not say which, digest §3.6: :func:`max_softmax` or
+:func:`neg_entropy`).  Under the analysis' assumption :math:`\hat{\mathcal D}_e=\mathcal D` the samples an exit
+serves would
 be a random share of the test set instead (:func:`random_routing_accuracy`).
 """
 
@@ -28,6 +29,16 @@ def max_softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(-1, keepdims=True)
     probs = np.exp(shifted)
     return probs.max(-1) / probs.sum(-1)
+
+
+def neg_entropy(logits: np.ndarray) -> np.ndarray:
+    r"""Minus the entropy :math:`\sum_kp_k\log p_k` of the softmax over the last axis (higher = more confident)."""
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return np.sum(np.exp(log_probs) * log_probs, -1)
+
+
+CONFIDENCE = {"max-softmax": max_softmax, "negative entropy": neg_entropy}  # the readings of the thesis' measure
 
 
 def route(confidence: np.ndarray, split: Sequence[float]) -> np.ndarray:

@@ -79,7 +79,8 @@ def sampled(ctx, u: np.ndarray) -> dict[str, np.ndarray]:
 
 @claim("thesis.ch4.lossless_equivalence", SOURCE + " U1",
        "With no losses (q = 0) FedAvg, DMA, PGA, DMA-PL, UDMA-PL and UPGA-PL produce identical iterates.",
-       kind="statement")
+       kind="statement", where="§4.2, Options 1-2 and (4.2), (4.4), (4.5) at q = 0",
+       quote="The DMA and PGA aggregation schemes are equivalent under lossless channels.")
 @one_thread
 def lossless_equivalence(ctx) -> Evidence:
     base = dict(problem={"name": "random_quadratic", "n_clients": 4, "dim": 3, "seed": 2, "sigma": 0.5},
@@ -102,7 +103,11 @@ def lossless_equivalence(ctx) -> Evidence:
 
 @claim("thesis.ch4.unbiased", SOURCE + " U2",
        "Over the losses, with the local models fixed, UPGA-PL and UDMA-PL are unbiased (E[w^+] = sum_i alpha_i w_i); "
-       "DMA-PL has weights pi_bar and naive PGA-PL weights alpha_i (1 - q_i), both biased.", kind="statement")
+       "DMA-PL has weights pi_bar and naive PGA-PL weights alpha_i (1 - q_i), both biased.", kind="statement",
+       where="§4.2 before (4.4); §4.3 after (4.5)",
+       quote="This observation suggests to unbiased the DMA-PL scheme in (4.2) as follows … As UDMA-PL, UPGA-PL is "
+             "unbiased because it aggregates the pseudo-gradients with weights that compensate for clients' different "
+             "loss probabilities.")
 @one_thread
 def unbiased(ctx) -> Evidence:
     u = frozen_models(ctx.seed)
@@ -128,12 +133,17 @@ def unbiased(ctx) -> Evidence:
         checks.append(trend(f"{NAMES[aggregator]} is biased: ||E[w^+] - sum alpha_i u_i||", gap, gap > 1e-3, "> 0",
                             0.0, basis="closed_form"))
     return Evidence(checks, notes=[NOTE, "pi_bar = " + np.array2string(pi_bar, precision=4)
-                                   + " vs alpha = " + np.array2string(ALPHA, precision=4)])
+                                   + " vs alpha = " + np.array2string(ALPHA, precision=4),
+                                   "naive PGA-PL is the digest's ablation (§2.2), not an algorithm of the thesis"])
 
 
 @claim("thesis.ch4.lemma_a1", SOURCE + " U3",
        "Conditionally on the local models, E||w^+ - w_bar||^2 = sum_i alpha_i^2 q_i/(1-q_i) ||Delta_i||^2 for "
-       "UPGA-PL (C.5) and = sum_i alpha_i^2 q_i/(1-q_i) ||w_i^(t,K)||^2 for UDMA-PL (C.4).", kind="statement")
+       "UPGA-PL (C.5) and = sum_i alpha_i^2 q_i/(1-q_i) ||w_i^(t,K)||^2 for UDMA-PL (C.4).", kind="statement",
+       where="App. C, Lemma A.1, eqs. (C.4)-(C.5)",
+       quote=r"= \sum_{i \in \mathcal{N}} \alpha_i^2 \frac{q_i}{1 - q_i} \left\| \mathbf{w}_i^{(t,K)} \right\|^2. "
+             r"\quad (\text{C.4}) … = \sum_{i \in \mathcal{N}} \alpha_i^2 \frac{q_i}{1 - q_i} "
+             r"\|\mathbf{w}_i^{(t,K)} - \mathbf{w}^{(t)}\|^2. \tag{C.5}")
 @one_thread
 def lemma_a1(ctx) -> Evidence:
     u = frozen_models(ctx.seed)

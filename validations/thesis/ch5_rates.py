@@ -45,7 +45,10 @@ def _topology_checks(name: str, parents, exits, local) -> list:
 @claim("thesis.ch5.rates", SOURCE,
        "The CIS rate model conserves requests (sum_e Lambda_e = sum_i lambda_i^l); the x-y-z splits give "
        "Lambda = (x, y, z)/100 on the 7- and 17-node topologies; in Fig. 5.2's example the root serves all it "
-       "receives.", kind="statement")
+       "receives.", kind="statement", where="§5.3.1 Fig. 5.2 and (5.5); §5.4.2 'Serving Rates'",
+       quote="Node 3 receives requests both locally and from its children, and serves all requests as it has no "
+             "parent. … is the total serving rate of all nodes using exit e at inference time … x, y, and z "
+             "represent the percentage of inference requests served by nodes using Exits 1, 2, and 3, respectively")
 @one_thread
 def rate_model(ctx) -> Evidence:
     checks = (_topology_checks("7 nodes (4/2/1)", *SEVEN_NODE, [0.25] * 4 + [0.0] * 3)
@@ -67,7 +70,11 @@ def rate_model(ctx) -> Evidence:
 
 @claim("thesis.ch5.equal_serving", "seed 001 Ch. 5 §5.4.2 Tables 5.1-5.2 (33-33-33); digest 001 ch4-6 §6 C8",
        "With uniform serving rates, Serving Rate coincides with Equal Weight: same weights, same Fed-CIS run for "
-       "equal seeds, and equal numbers in the thesis' tables at 33-33-33.", kind="statement")
+       "equal seeds, and equal numbers in the thesis' tables at 33-33-33.", kind="statement",
+       where="§5.3.4 ('Serving Rate'), §5.4.2 ('Equal Weight'), Tables 5.1-5.2 column 33-33-33",
+       quote="the optimal strategy sets the aggregation weights $\\tilde{\\Lambda}$ equal to the expected serving "
+             "rates Λ . We refer to this configuration rule as ''Serving Rate'' … \"Equal Weight,\" which assigns "
+             "equal weight to all early exits")
 @one_thread
 def equal_serving(ctx) -> Evidence:
     exits = SEVEN_NODE[1]

@@ -24,9 +24,9 @@ import numpy as np
 
 from testbeds.early_exit import THESIS_LIKE, ExitQuadratic, combine, exit_quadratics, layer_sizes, minimiser, \
     optimum_gap, population, sample_moments, smoothness
-from theorylab.bounds.thesis_ch5 import d49_bound, gamma_offset, opt_constant, theorem_lr
-from theorylab.checks import at_most, in_interval, slope_check, trend
-from theorylab.cis.aggregation import aggregation_weights
+from theorylab.bounds.thesis_ch5 import READINGS, d49_bound, gamma_offset, opt_constant, theorem_lr
+from theorylab.checks import across, at_most, in_interval, paired_difference, slope_check, trend
+from theorylab.cis.aggregation import SAMPLING_READINGS, aggregation_weights
 from theorylab.cis.rates import SEVEN_NODE, split_topology_rates
 from theorylab.cis.sampling import preset
 from theorylab.cis.strategies import serving_rate
@@ -38,6 +38,9 @@ from theorylab.rng import Streams
 SOURCE = "seed 001 Ch. 5 Thm 5.3.1 (5.7); App. D Thm D.4 (D.49), (D.50), (D.19); digest 001 ch4-6 §3.3, §6 C4, G2"
 TABLE_D1_CIFAR10 = np.array([0.00374, 0.00224, 0.00101])  # printed per-exit gradient variances
 RADIUS, LOCAL_STEPS = 3.0, 5
+B_LABEL = {(r, f): f"B with G {'once' if r == 'corrected' else 'squared as printed'}, "
+                   f"{'(1-p)/p as printed' if f == 'printed' else '1/p (Lemma D.3 repaired)'}"
+           for r in READINGS for f in SAMPLING_READINGS}
 DEVIATION = ("nested linear early-exit testbed with additive Gaussian gradient noise (per-exit variances in Table "
              "D.1's proportions) instead of ResNet-18 mini-batches on CIFAR10")
 
@@ -60,8 +63,8 @@ def setting(seed: int) -> dict:
     sigma2 = THESIS_LIKE.dim * noise ** 2
     return dict(q=q, p=p, alpha=alpha, L=L, mu=mu, noise=noise, objective=objective, target=target, Gamma=gamma,
                 sigma2=sigma2, serving_opt=minimiser(combine(population(THESIS_LIKE), lam)),
-                B={r: opt_constant(alpha, p, sigma2, L, gamma, LOCAL_STEPS, 2 * RADIUS, r) for r in ("corrected",
-                                                                                                     "printed")})
+                B={(r, f): opt_constant(alpha, p, sigma2, L, gamma, LOCAL_STEPS, 2 * RADIUS, r, f)
+                   for r in READINGS for f in SAMPLING_READINGS})
 
 
 @lru_cache(maxsize=4)
@@ -80,7 +83,10 @@ def runs(seed: int, quick: bool) -> tuple[tuple[int, ...], dict, dict]:
 
 @claim("thesis.ch5.fixed_point", SOURCE,
        "With the theorem's diminishing steps and eta_s sum_e Lambda~_e = 1, Fed-CIS converges to w*_Lambda~, the "
-       "minimiser of F_{D,Lambda~} (exact linear solve).", kind="statement")
+       "minimiser of F_{D,Lambda~} (exact linear solve).", kind="statement",
+       where="§5.3.3 (the objective Algorithm 6 minimises); App. D Theorem D.4",
+       quote=r"We can see from our aggregation rule that Algorithm 6 is minimizing $F_{D,\tilde{\Lambda}}(\mathbf{w}) "
+             r"\triangleq")
 @one_thread
 def fixed_point(ctx) -> Evidence:
     s = setting(ctx.seed)
@@ -101,6 +107,13 @@ def fixed_point(ctx) -> Evidence:
                     note=f"w*_Lambda: the population optimum with the serving rates, {other:.4g} away from "
                          "w*_Lambda~; the limit is w*_Lambda~, not this other candidate")]
     last = record[-1]
+    points = {"first": (record[0], s["target"]), "last": (last, s["target"]), "serving": (last, s["serving_opt"])}
+    near = {name: np.sum((theory[t] - point) ** 2, 1) for name, (t, point) in points.items()}
+    checks += [paired_difference(f"iterates: ||w^(t) - w*_Lambda~||^2 at t = {record[0]} minus at t = {last}",
+                                 near["first"], near["last"], note="per replica; the iterates themselves approach "
+                                                                   "w*_Lambda~, not only their mean"),
+               paired_difference(f"iterates at T = {last}: ||w - w*_Lambda||^2 - ||w - w*_Lambda~||^2",
+                                 near["serving"], near["last"], note="per replica: closer to w*_Lambda~")]
     checks += [in_interval(f"Monte Carlo E[w^(T)]_{j} at T = {last} = exact mean", theory[last][:, j], mean[last][j],
                            note=f"{len(theory[last])} replicas, projected on ||w|| <= {RADIUS:g}; the exact mean is "
                                 "unprojected, so this also tests that the projection stayed inactive")
@@ -111,9 +124,16 @@ def fixed_point(ctx) -> Evidence:
 
 @claim("thesis.ch5.rate", SOURCE,
        "Fed-CIS's optimisation error E[F_{D,Lambda~}(w^(T))] - F* decays as O(1/(KT)): log-log slope -1 in the "
-       "number of local steps.", kind="statement", expect="inconclusive",
-       because="the measured slope is about -1, so its interval contains the bound's exponent: a tight exponent "
-               "and a slightly worse one both fit")
+       "number of local steps.", kind="digest", expect="inconclusive",
+       where="digest 001_thesis_ch4-6 §6 C4 (the thesis' (5.7) states the upper bound O(B/(KT)), tested with its "
+             "explicit constant (D.49) by thesis.ch5.d49_bound)",
+       quote="Rate $O(1/(KT))$; slope $-1$ in total local steps",
+       because="the measured slope is -1.11 in quick mode, and its bootstrap interval contains -1: a rate at least "
+               "as fast as 1/(KT) and a slightly slower one both fit the 4 recorded rounds (25-200)",
+       defence="The digest reads (5.7)'s O(B/(KT)) as a log-log slope of -1. A slope over a finite window is our "
+               "reading: an O(1/(KT)) bound allows a shallower pre-asymptotic slope, so this claim tests the digest, "
+               "not the thesis, whose explicit bound (D.49) holds at every recorded T (thesis.ch5.d49_bound). It "
+               "stays inconclusive because the interval cannot place the slope on either side of -1")
 @one_thread
 def rate(ctx) -> Evidence:
     s = setting(ctx.seed)
@@ -130,25 +150,34 @@ def rate(ctx) -> Evidence:
 
 @claim("thesis.ch5.d49_bound", SOURCE,
        "Theorem D.4 (D.49)-(D.50): E[F_{D,Lambda~}(w^(T))] - F* <= kappa/(gamma+KT) (2B/mu + mu(gamma+1)/2 "
-       "||w^(1) - w*||^2), in theory mode; paper mode reported beside it.", kind="statement")
+       "||w^(1) - w*||^2), in theory mode; paper mode reported beside it.", kind="statement",
+       where="App. D, Theorem D.4, eqs. (D.49)-(D.53)",
+       quote=r"\frac{\kappa}{\gamma + JT} \left(\frac{2B}{\mu} + \frac{\mu(\gamma + 1)}{2} \mathbb{E} "
+             r"\left[\mathbf{w}^{(1)} - \mathbf{w}_{\tilde{\Lambda}}^* \right] \right), \quad (\text{D.49})")
 @one_thread
 def d49(ctx) -> Evidence:
     s = setting(ctx.seed)
     record, theory, paper = runs(ctx.seed, ctx.quick)
     dist2 = float(s["target"] @ s["target"])  # w^(1) = 0
-    bound = {t: d49_bound(s["B"]["corrected"], s["L"], s["mu"], LOCAL_STEPS, t + 1, dist2) for t in record}
-    checks = [at_most(f"theory mode, T = {t}: E[F(w) - F*] <= (D.49)", None, bound[t], basis="monte_carlo",
-                      samples=optimum_gap(s["objective"], theory[t]),
-                      note="model after T rounds = w^(T+1), so the bound is taken at T+1") for t in record]
+    bound = {key: {t: d49_bound(b, s["L"], s["mu"], LOCAL_STEPS, t + 1, dist2) for t in record}
+             for key, b in s["B"].items()}
+    checks = [across(f"theory mode, T = {t}: E[F(w) - F*] <= (D.49)",
+                     {B_LABEL[key]: at_most(f"T = {t}, {B_LABEL[key]}", None, bound[key][t], basis="monte_carlo",
+                                            samples=optimum_gap(s["objective"], theory[t]),
+                                            note="model after T rounds = w^(T+1), so the bound is taken at T+1")
+                      for key in bound}) for t in record]
+    bound = bound[("corrected", "printed")]
     paper_gap = {t: float(optimum_gap(s["objective"], paper[t]).mean()) for t in record}
     return Evidence(checks, notes=[
         f"L = {s['L']:.4g}, mu = {s['mu']:.4g} (ridge), kappa = {s['L'] / s['mu']:.4g}, Gamma (D.19 at w*_Lambda~) "
-        f"= {s['Gamma']:.4g}, diam W = {2 * RADIUS:g}, B (corrected reading, G_ie squared once) = "
-        f"{s['B']['corrected']:.5g}, B (printed 8(J-1)^2 G^2) = {s['B']['printed']:.5g}",
+        f"= {s['Gamma']:.4g}, diam W = {2 * RADIUS:g}, B: "
+        + ", ".join(f"{B_LABEL[key]} {b:.5g}" for key, b in s["B"].items()),
         "paper mode (momentum 0.9, wd 5e-4, cosine from 0.1, no projection; outside the theorem): E[F - F*] = "
         + ", ".join(f"T={t}: {v:.3g} (bound {bound[t]:.3g})" for t, v in paper_gap.items()),
         "theory mode: E[F - F*] = " + ", ".join(f"T={t}: {optimum_gap(s['objective'], theory[t]).mean():.3g}"
                                                for t in record)],
         deviations=[DEVIATION],
         errata=["(D.49) is printed with '=' and an unsquared norm; read as '<=' with ||w^(1) - w*||^2 (digest §7 8)",
-                "(D.50)'s 8(J-1)^2 G^2 squares G_ie twice; the corrected reading uses G (both values in the notes)"])
+                "(D.50)'s 8(J-1)^2 G^2 squares G_ie twice; the corrected reading uses G (both are decided)",
+                "(D.50)'s last term inherits Lemma D.3's (1-p)/p, which needs 1/p for arbitrary updates "
+                "(thesis.ch5.lemma_d3_bound); both are decided"])
