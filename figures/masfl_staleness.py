@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import torch
 
+from theorylab.clocks.buffered import Buffered
 from theorylab.clocks.schedule import Schedule, clock_schedule, staleness_histogram
 from theorylab.clocks.statistics import residual, steady_mean_staleness
 from theorylab.plotting import pyplot, save
@@ -32,9 +34,39 @@ def fedbuff_clock(concurrency: int, refill: str = "R2", delay: dict | None = Non
             "delay": delay or {"law": "uniform", "t_max": 20.0}}
 
 
-def replay(clock: dict, replicas: int, seed: int, steps: int = STEPS) -> Schedule:
+def replay(clock, replicas: int, seed: int, steps: int = STEPS) -> Schedule:
     """The clock's schedule over ``steps`` server steps with every client available."""
     return clock_schedule({"name": "bernoulli", "p": [1.0] * N}, clock, steps, replicas, seed)
+
+
+POOLS = ("idle", "all")
+
+
+class MultisetRefill(Buffered):
+    r"""Mode B with R2 read as multiset draws (module docstring): each refill makes :math:`M_c-\text{running}`
+    uniform draws *with replacement* from a pool, and starts one job for each distinct idle client drawn.  ``pool``:
+    ``"idle"`` draws among the idle clients; ``"all"`` among every client, a draw that hits a busy client being
+    lost.  Duplicates and lost draws leave fewer than :math:`M_c` jobs running until the next refill."""
+
+    def __init__(self, concurrency: int, pool: str):
+        super().__init__(N, concurrency, BUFFER, "R2", {"law": "uniform", "t_max": 20.0})
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}; got {pool!r}")
+        self.pool = pool
+
+    def _launch(self, state, streams, available, version: int, target: int):
+        """Draw the multiset, then start exactly its distinct idle clients through R2's own launch."""
+        running = torch.isfinite(state["finish"])
+        idle = available & ~running & ~state["pending"]
+        pool = idle if self.pool == "idle" else available
+        need = (target - running.sum(1)).clamp(min=0)
+        size = pool.sum(1, keepdim=True)
+        draws = (streams.uniform("participation", (self.concurrency,)) * size).long().clamp(max=self.n_clients - 1)
+        members = torch.argsort((~pool).to(torch.int8), dim=1, stable=True)  # the pool's clients first
+        live = (torch.arange(self.concurrency, device=need.device) < need.unsqueeze(1)) & (size > 0)
+        hits = torch.zeros(idle.shape, dtype=torch.int64, device=idle.device)
+        drawn = (hits.scatter_add_(1, members.gather(1, draws), live.long()) > 0) & idle
+        return super()._launch(state, streams, drawn, version, running.sum(1) + drawn.sum(1))
 
 
 def summary(schedule: Schedule) -> dict:

@@ -149,3 +149,30 @@ def test_local_sgd_fixed_point_is_a_fixed_point():
             y = y - 0.1 * A[i] * (y - U[i])
         ends.append(y)
     np.testing.assert_allclose(np.mean(ends, axis=0), x, atol=1e-14)
+
+
+@pytest.mark.parametrize("pool, distinct", [("idle", 90 * (1 - (89 / 90) ** 10)), ("all", 90 * (1 - 0.99 ** 10))])
+def test_multiset_refill_starts_the_distinct_idle_clients_of_its_draws(pool, distinct):
+    from figures.masfl_staleness import N, MultisetRefill
+
+    # 10 of 100 clients running, target 20: ten uniform draws with replacement, from the 90 idle clients or from all
+    # 100 (a draw hitting a running client is lost); the expected number of distinct idle clients drawn is exact
+    replicas = 4000
+    state = {"finish": torch.full((replicas, N), torch.inf, dtype=torch.float64),
+             "version": torch.zeros((replicas, N), dtype=torch.int64),
+             "pending": torch.zeros((replicas, N), dtype=torch.bool),
+             "now": torch.zeros(replicas, dtype=torch.float64)}
+    state["finish"][:, :10] = 1.0
+    everyone = torch.ones((replicas, N), dtype=torch.bool)
+    new, chosen = MultisetRefill(20, pool)._launch(state, Streams(0, replicas), everyone, 3, 20)
+    started = chosen.sum(1).double()
+    assert not chosen[:, :10].any() and bool((new["version"][chosen] == 3).all())
+    assert abs(float(started.mean()) - distinct) < 5 * float(started.std()) / replicas ** 0.5
+
+
+def test_asynchrony_performance_reads_the_last_quarter_or_the_whole_run():
+    from validations.masfl.robustness import performance
+
+    logs = np.array([[0.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0]])
+    np.testing.assert_allclose(performance(logs), [-6.5])
+    np.testing.assert_allclose(performance(logs, "run-average gap"), [-3.5])

@@ -28,11 +28,13 @@ class Schedule(NamedTuple):
     state: Any  # the clock's state after the last step
 
 
-def clock_schedule(participation: dict, clock: dict, rounds: int, replicas: int = 1, seed: int = 0,
+def clock_schedule(participation: dict, clock, rounds: int, replicas: int = 1, seed: int = 0,
                    device: str = "cpu") -> Schedule:
     """Replay a run's participation process and clock (the specs, size and seed of its
-    :class:`~theorylab.config.RunConfig`) for ``rounds`` server steps."""
-    process, model = build("participation", participation), build("clock", clock)
+    :class:`~theorylab.config.RunConfig`) for ``rounds`` server steps; ``clock`` may also be a built clock (a
+    reading of a clock that is not registered, e.g. a variant refill policy)."""
+    process = build("participation", participation)
+    model = build("clock", clock) if isinstance(clock, dict) else clock
     if process.n_clients != model.n_clients:
         raise ValueError(f"clock has {model.n_clients} clients but the participation process has {process.n_clients}")
     streams = Streams(seed, replicas, device)

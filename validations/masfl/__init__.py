@@ -3,15 +3,17 @@ Learning" (ICML 2025): MasFL, AdaMasFL and their asynchronous baselines (digest 
 module per part of the paper.
 
 * :mod:`.staleness` — the asynchrony simulator behind the experiments: the quoted delay statistics at M_c = 20
-  (check 14), the staleness over the M_c sweep (check 13, tau part), and Mode A's sampling and staleness laws.
+  under every reading of the refill, the delay law and the average (check 14), the staleness over the M_c sweep
+  (check 13, tau part), and Mode A's sampling and staleness laws.
 
 * :mod:`.invariants` — the control-variate invariant, unbiasedness, Lemma B.1 by enumeration, AdaMasFL's geometry,
   scale invariance (checks 1-5).
 * :mod:`.optimum` — MasFL's exact optimum against FedBuff's biased point; no dependence on heterogeneity (checks 6, 10).
 * :mod:`.rates` — Theorems 3.1 and 4.1's rates in T with their own parameters (checks 7, 9).
-* :mod:`.robustness` — the learning-rate plateau and robustness to asynchrony (checks 11-13).
-* :mod:`.theory` — the paper's experiments against its theorems' feasibility conditions; the delay requirement.
-* :mod:`.images` — the image ordering AdaMasFL >= MasFL > CA2FL, FADAS at small scale (check 15).
+* :mod:`.robustness` — stability over learning rates and robustness to asynchrony, steps tuned at the default M_c
+  and frozen (checks 11-13).
+* :mod:`.theory` — the paper's experiments against Theorem 3.1's feasibility condition; the delay requirement.
+* :mod:`.images` — the image ordering MasFL, AdaMasFL > CA2FL, FADAS at small scale (check 15).
 
 Helper: :mod:`.trajectory` (the asynchronous heterogeneous quadratic and a round-by-round driver).
 """

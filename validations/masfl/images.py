@@ -1,7 +1,9 @@
-r"""Seed 004 Figs. 1–2 (§6; digest 004 §4, §5.2 check 15): on images, AdaMasFL ≳ MasFL > CA²FL, FADAS in test
+r"""Seed 004 Figs. 1–2 (§6; digest 004 §4, §5.2 check 15): on images, MasFL and AdaMasFL > CA²FL, FADAS in test
 accuracy under the FedBuff delay mechanism, at small scale.
 
-The paper prints no accuracy, so the only targets are the orderings; they are tested on paired per-run
+The paper prints no accuracy, so the only targets are the orderings it states (MasFL and AdaMasFL above each
+baseline; it does not order AdaMasFL against MasFL, so that difference is only reported); they are tested on paired
+per-run
 differences of final test accuracy (:func:`theorylab.checks.paired_difference`): the four algorithms of a run see
 the same partition, initial model, clock and minibatch stream.  Step sizes: AdaMasFL takes Theorem 4.1's
 problem-free :math:`(\beta,\gamma,\eta)` (:func:`theorylab.bounds.masfl.steps_thm41`), as the paper says it does;
@@ -53,8 +55,7 @@ FULL = Setup({"name": "fmnist", "model": "cnn_cifar", "partition": "dirichlet", 
              deviation="SUBSTITUTION: FMNIST with FedAWE's CIFAR CNN (the paper's 3-conv + 2-FC layout is not "
                        "given, digest §4); K = 12 minibatches of 100 per job (2 epochs of 600 samples under an iid "
                        "split), 3 seeds.")
-ORDERINGS = (("AdaMasFL", "MasFL", False), ("MasFL", "CA2FL", True), ("MasFL", "FADAS", True),
-             ("AdaMasFL", "CA2FL", True), ("AdaMasFL", "FADAS", True))
+ORDERINGS = (("MasFL", "CA2FL"), ("MasFL", "FADAS"), ("AdaMasFL", "CA2FL"), ("AdaMasFL", "FADAS"))
 
 
 def specs(s: Setup) -> dict[str, dict]:
@@ -68,10 +69,15 @@ def specs(s: Setup) -> dict[str, dict]:
 
 
 @claim("masfl.image_ordering", "seed 004 §6 Figs. 1-2, App. E.1; digest 004 §4, §5.2 check 15", "Under the FedBuff "
-       "delay mechanism on non-iid images, final test accuracy orders as AdaMasFL >= MasFL > CA2FL, FADAS.",
-       kind="reproduction", expect="inconclusive",
+       "delay mechanism on non-iid images, MasFL and AdaMasFL reach a higher final test accuracy than CA2FL and FADAS.",
+       kind="reproduction", expect="inconclusive", where="§6, Fig. 1 and its paragraph",
+       quote=r"The results show that our proposed methods, MasFL and AdaMasFL, significantly outperform the baselines, "
+             r"CA<sup>2</sup>FL and FADAS, in both convergence speed and test accuracy.",
        because="NO POWER in quick mode: 3 paired runs of 24 server steps on digits; at the family level split over "
-               "5 orderings the t-interval (2 degrees of freedom) spans about a hundred standard errors")
+               "4 orderings the t-interval (2 degrees of freedom) spans tens of standard errors",
+       defence="Nothing is claimed either way: the quick stand-in (digits, logistic model) is too small to separate "
+               "the methods. A 'not reproduced' would in any case need the baselines' step sizes tuned as the paper "
+               "says ('optimally selected'), which these hand-picked ones are not.")
 @one_thread
 def image_ordering(ctx) -> Evidence:
     s = ctx.pick(QUICK, FULL)
@@ -84,12 +90,14 @@ def image_ordering(ctx) -> Evidence:
                                replicas=s.replicas, seed=seed, every=s.rounds // 4, device=s.device, dtype="float32")
             acc.setdefault(label, []).append(final_accuracy(ctx.run(config), "server", 2))
     acc = {k: np.concatenate(v) for k, v in acc.items()}
-    checks = [paired_difference(f"{a} {'>' if strict else '>='} {b} (final test accuracy)", acc[a], acc[b],
+    checks = [paired_difference(f"{a} > {b} (final test accuracy)", acc[a], acc[b],
                                 "Figs. 1-2: MasFL and AdaMasFL 'significantly outperform' CA2FL and FADAS.",
-                                strict=strict, unit=" (accuracy points)") for a, b, strict in ORDERINGS]
+                                unit=" (accuracy points)") for a, b in ORDERINGS]
     summary = "; ".join(f"{k} {v.mean():.2f} ± {v.std(ddof=1):.2f}" for k, v in acc.items())
+    gap = acc["AdaMasFL"] - acc["MasFL"]
     return Evidence(checks, notes=[f"Test accuracy % (mean ± sample std over {len(next(iter(acc.values())))} runs, "
                                    f"mean of the last 2 of 5 evaluations): {summary}.",
+                                   f"AdaMasFL - MasFL (not ordered by the paper): {gap.mean():+.2f} on average.",
                                    f"Dirichlet(0.5) labels, every client available, U(0, 20) delays per job, R2."],
                     deviations=[s.deviation, "MasFL's gamma, eta and the baselines' step sizes are hand-picked, not "
                                 "the paper's (which it does not print)."])

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from figures.masfl_curves import async_quadratic
-from theorylab.checks import at_most, equal, max_standardised_gap
+from theorylab.checks import at_most, auxiliary, equal, max_standardised_gap
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.exact.poisson_binomial import subsets
@@ -38,7 +38,11 @@ def _config(ctx, algorithm: dict, **world) -> RunConfig:
 
 
 @claim("masfl.invariant", SOURCE + " check 1", "MasFL's and AdaMasFL's server keeps c^t = (1/N) sum_i c_i^t after every "
-       "step (Alg. 1 line 7, Alg. 3 line 8), under asynchrony.", kind="statement")
+       "step (Alg. 1 line 7, Alg. 3 line 8), under asynchrony.", kind="statement",
+       where="§3.1, Stale Control Variates",
+       quote=r"The global control variate,  $c^{t+1}$ , is computed as the aggregation of all local control variates "
+             r"(Line 7, Algorithm 1), ensuring  $c^{t+1} = \frac{1}{N} \sum_{i=1}^{N} c_i^{t+1}$ throughout the "
+             r"algorithm iteration.")
 @one_thread
 def invariant(ctx) -> Evidence:
     checks = []
@@ -78,7 +82,10 @@ def _sets(n: int, size: int) -> np.ndarray:
 
 @claim("masfl.unbiased", SOURCE + " check 2; Alg. 1 line 5", "For fixed buffers, E_S[(1/S) sum_{i in S}(c_i^{t+1} - "
        "c_i^t) + c^t] = c^{t+1} = (1/N) sum_i c_i^{t+1} when S_t is uniform of size S without replacement.",
-       kind="statement")
+       kind="statement", where="§3.1, the display after Algorithm 1",
+       quote=r"$$\mathbb{E}_{\mathcal{S}_t}\left[\frac{1}{S}\sum_{i\in\mathcal{S}_t}\left(\boldsymbol{c}_i^{t+1}-"
+             r"\boldsymbol{c}_i^t\right)+\boldsymbol{c}^t\right] = \frac{1}{N}\sum_{i=1}^N \boldsymbol{c}_i^{t+1} = "
+             r"\boldsymbol{c}^{t+1}$$")
 @one_thread
 def unbiased(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 4]))
@@ -108,7 +115,11 @@ def lemma_b1_exact(omega: np.ndarray, size: int) -> float:
 
 @claim("masfl.lemma_b1", "seed 004 Lemma B.1; digest 004 §3.4, §5.2 check 3", "E||(1/S) sum_{i in S} w_i||^2 <= "
        "||w_bar||^2 + (1/(SN)) sum_i ||w_i - w_bar||^2 for S uniform of size S (without replacement).",
-       kind="statement")
+       kind="statement", where="App. B, Lemma B.1",
+       quote=r"if we sample  $S \subset \{1, \dots, N\}$  uniformly randomly such that |S| = S, then it holds that … "
+             r"$$\mathbb{E}\left[\left\|\frac{1}{S}\sum_{i\in\mathcal{S}}\boldsymbol{\omega}_i\right\|^2\right] "
+             r"\leq \|\overline{\boldsymbol{\omega}}\|^2 + \frac{1}{SN}\sum_{i=1}^N \|\boldsymbol{\omega}_i - "
+             r"\overline{\boldsymbol{\omega}}\|^2.$$")
 @one_thread
 def lemma_b1(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 5]))
@@ -119,9 +130,9 @@ def lemma_b1(ctx) -> Evidence:
         enumerated = float(np.mean(np.sum(means ** 2, axis=1)))
         mean = omega.mean(0)
         bound = float(mean @ mean + np.sum((omega - mean) ** 2) / (size * n))
-        checks += [equal(f"N={n}, S={size}: enumeration vs exact (N-S)/(S(N-1)) form", enumerated,
-                         lemma_b1_exact(omega, size), 1e-12, basis="closed_form",
-                         note="left: the kernel's subset mean over all sets"),
+        checks += [auxiliary(equal(f"N={n}, S={size}: enumeration vs exact (N-S)/(S(N-1)) form", enumerated,
+                                   lemma_b1_exact(omega, size), 1e-12, basis="closed_form",
+                                   note="left: the kernel's subset mean over all sets")),
                    at_most(f"N={n}, S={size}: Lemma B.1", enumerated, bound, basis="enumeration",
                            note="the lemma replaces (N-S)/(N-1) by 1")]
     return Evidence(checks)
@@ -144,7 +155,13 @@ def _geometry(ctx):
 
 @claim("masfl.adamasfl_geometry", "seed 004 Lemma D.1, Alg. 4; digest 004 §2.4, §5.2 check 4", "AdaMasFL's local "
        "steps have length eta, its local drift (1/K) sum_k ||theta_i^k - theta^start||^2 <= eta^2 K^2 / 3, its server "
-       "step ||theta^{t+1} - theta^t|| <= gamma and ||theta^t - theta^{t - tau}|| <= tau gamma.", kind="statement")
+       "step ||theta^{t+1} - theta^t|| <= gamma and ||theta^t - theta^{t - tau}|| <= tau gamma.", kind="statement",
+       where="§4.1 (normalised steps); App. D, Lemma D.1 and its proof",
+       quote=r"$$\frac{1}{K}\sum_{k}\left\|\boldsymbol{\theta}_{i}^{t,k}-"
+             r"\boldsymbol{\theta}^{t-\tau_{i}^{t}}\right\|^{2}\leq\frac{1}{3}\eta^{2}K^{2}\quad and … and "
+             r"correspondingly  $\|\boldsymbol{\theta}^t - "
+             r"\boldsymbol{\theta}^{t-\tau_i^t}\| \leq \sum_{\tau=t-\tau_i^t+1}^t \|\boldsymbol{\theta}^\tau - "
+             r"\boldsymbol{\theta}^{\tau-1}\| \leq \tau_i^t \gamma.$")
 @one_thread
 def adamasfl_geometry(ctx) -> Evidence:
     problem = build("testbed", async_quadratic(10, 3, 6, sigma=0.5)["problem"])
@@ -181,7 +198,8 @@ def _scaled(problem: dict, scale: float) -> dict:
 
 @claim("masfl.scale_invariance", "seed 004 Thm 4.1 ('problem-parameter-free'), Alg. 3-4; digest 004 §2.6, §5.2 "
        "check 5", "AdaMasFL on c f (noise x c) follows the same trajectory as on f; MasFL on c f with (gamma, eta) "
-       "follows MasFL on f with (c gamma, c eta).", kind="statement")
+       "follows MasFL on f with (c gamma, c eta).", kind="digest", where="digest 004 §2.6, Rescaling of f [DERIVED]",
+       quote=r"AdaMasFL is **exactly invariant** to $f\to c f$ (with noise scaled by $c$).")
 @one_thread
 def scale_invariance(ctx) -> Evidence:
     base = _config(ctx, {"name": "adamasfl", "gamma": 0.05, "eta": 0.01}, sigma=0.5).replace(every=10 ** 6)
