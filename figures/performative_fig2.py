@@ -2,8 +2,9 @@ r"""Performative FL Figure 2: impact of the aggregation period :math:`E` (seed 0
 
 :math:`K=20`, Var(m)=0.6, Var(ε)=0.1; (a) Scheme I with random :math:`p`, (b) Scheme II with :math:`p_i=1/25`;
 :math:`E\in\{1,5,10,20,50\}` (the authors' list [R]).  Drawn against local iterations (the paper's axis) and
-against rounds.  Per local iteration the error grows monotonically with :math:`E`, contradicting "a slightly
-larger :math:`E` converges faster"; per round a moderate :math:`E` wins.
+against rounds.  Per local iteration the error grows monotonically with :math:`E`, against "a slightly larger
+:math:`E` converges faster"; per round a moderate :math:`E` wins at a few thousand rounds, so the statement depends
+on the figure's axis (``performative.effect_of_E``).
 """
 
 from __future__ import annotations

@@ -6,9 +6,12 @@ moment engine (:mod:`theorylab.exact.pfedavg_moments`), the theorem calculator
 (:mod:`theorylab.performative.theorems`) and, on credit scoring, certified RRM and multi-start PO
 (:mod:`testbeds.credit`).  Monte Carlo runs go through the runner (cached, ``ctx.run``).
 
-Modules: closed_forms (PS and PO, §4.1), existence (Props 2.8-2.9, Example 2.7), moments (Lemmas C.1-C.2, exact
-moments, Lemma B.2), theorems (Theorems 3.1-3.3 and their scope), schemes (the experiment statements of §3.3-§4.1),
-credit (credit scoring, §4.2), digest_tables (the digest's Tables A-E); common holds what several of them share.
+Modules: closed_forms (PS and PO, §4.1), existence (Props 2.8-2.9, the proof of 2.8, Example 2.7), moments (Lemmas
+C.1-C.2, exact moments, Lemma B.2), theorems (Theorems 3.1-3.3 and their scope), schemes (the experiment statements of
+§4.1 on the schemes, heterogeneity and a constant step), sweeps (the effect of E and K, Figs 2-3), credit (credit
+scoring, §4.2), released_code (the authors' public code), digest_tables (the digest's Tables A-E); common holds what
+several of them share.  Claims about the digest's own derivations are of kind digest, those about the released code of
+kind code.
 """
 
 from theorylab.sources import register_paper

@@ -1,5 +1,6 @@
 """Seed 003 §4.1, eq. (2): the performatively stable (PS) and performatively optimal (PO) points of the Gaussian-mean
-testbed in closed form, against numerical and symbolic solutions (digest 003 §4.1.3, §8 V1-V2).
+testbed in closed form, against numerical and symbolic solutions (digest 003 §4.1.3, §8 V1-V2).  The paper states
+theta_PS only; theta_PO and its values are the digest's derivation, so that claim is of kind digest.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from validations.performative.common import GENERATOR_SETTINGS, SEED
 
 @claim("performative.ps_closed_form", f"{SEED} §4.1 (L300), eq. (2); digest 003 §4.1.3, §8 V1",
        "On the Gaussian-mean testbed theta_PS = m_bar/(1 - eps_bar) (= 100 for eps_bar = 0.9, m_bar = 10); it equals "
-       "the limit of repeated risk minimisation and the root of grad_1 f(theta; theta).", kind="statement")
+       "the limit of repeated risk minimisation and the root of grad_1 f(theta; theta).", kind="statement",
+       where="§4.1 (L300)",
+       quote=r"For $\bar{\epsilon}\in[0,1)$, the PS solution is "
+             r"$\theta^{PS}=\frac{\sum_{i=1}^N p_i m_i}{1-\bar{\epsilon}}$ … "
+             r"In experiment, we set $\bar{\epsilon}=0.9,\, \overline{m}=10$.")
 def ps_closed_form(ctx) -> Evidence:
     from scipy.optimize import brentq
 
@@ -47,7 +52,8 @@ def ps_closed_form(ctx) -> Evidence:
 @claim("performative.po_closed_form", "digest 003 §4.1.3 (derived) and §8 V2",
        "theta_PO = sum p_i(1-eps_i)m_i / sum p_i(1-eps_i)^2 minimises the performative risk; PS = PO when the eps_i "
        "are homogeneous; theta_PO = 9.0909 (Var(eps)=0.1, homogeneous m) and 8.7195 / 8.8494 / 50.0 / 48.31 / 1.475 / "
-       "1.667 for the generator settings.", kind="statement")
+       "1.667 for the generator settings.", kind="digest", where="digest 003 §4.1.3 [D] and TL;DR",
+       quote=r"I derived a closed-form PO (§4.1.3); PS and PO coincide when all $\epsilon_i$ are equal.")
 def po_closed_form(ctx) -> Evidence:
     from theorylab.performative.symbolic import derive
 
@@ -68,9 +74,11 @@ def po_closed_form(ctx) -> Evidence:
                      (0.01, 0.0, "random"): "48.31", (0.6, 0.6, "uniform"): "1.475", (0.6, 0.6, "random"): "1.667"}
     for (ev, mv, w), text in digest_values.items():
         checks.append(printed(f"digest §4.1.3 value, Var(eps)={ev}, Var(m)={mv}, {w} p",
-                              gaussian_mean_paper(eps_var=ev, mu_var=mv, weights=w).theta_po, text))
+                              gaussian_mean_paper(eps_var=ev, mu_var=mv, weights=w).theta_po, text,
+                              basis="digest"))
     homogeneous_m = gaussian_mean_paper(eps_var=0.1, mu_var=0.0, weights="uniform")
-    checks.append(printed("Var(eps)=0.1, homogeneous m: m_bar a_bar/(a_bar^2+V)", homogeneous_m.theta_po, "9.0909"))
+    checks.append(printed("Var(eps)=0.1, homogeneous m: m_bar a_bar/(a_bar^2+V)", homogeneous_m.theta_po, "9.0909",
+                          basis="digest"))
     same_eps = gaussian_mean_paper(eps_var=0.0, mu_var=0.6, weights="random")
     checks.append(equal("homogeneous eps: theta_PO - theta_PS", same_eps.theta_po - same_eps.theta_ps, 0.0, 1e-9,
                         basis="closed_form",
