@@ -3,7 +3,7 @@
 The setups (:data:`QUICK`, :data:`FULL_GPU`, :data:`FULL_CPU`, chosen by :func:`setup`), the algorithms
 compared (:data:`ALGORITHMS`), :func:`compare` (every dynamics, algorithm and seed, from the store when
 present) and :func:`draw_curves` (:func:`figures.learning_curves.draw` per dynamics).  The claim
-``fedawe_cnn.table2`` (:mod:`validations.fedawe.table2`) and ``theorylab figure fedawe-cnn-curves`` use
+``fedawe.table2_cnn`` (:mod:`validations.fedawe.table2`) and ``theorylab figure fedawe-cnn-curves`` use
 them; the figure draws the full (FMNIST CNN) setup on a GPU, the quick setup otherwise.
 """
 

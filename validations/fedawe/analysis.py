@@ -72,7 +72,12 @@ def condition11_lr(c: Constants) -> float:
        "The auxiliary sequence of Definition (6), z_i^t = x_i^t - eta_l eta_g s (t - tau_i(t) - 1) grad F_i(x_i^t), "
        "obeys the matrix recursion Z^(t+1) = (Z^(t) - eta_l eta_g G~^t) W^(t) with G~ of (19) built from the run's own "
        "stochastic gradients, at every round (including empty rounds).",
-       kind="statement")
+       kind="statement", where="§6.2, Definition 1, eq. (6), eq. (10); App. C, eq. (19)",
+       quote=r"\boldsymbol{z}_{i}^{t} \triangleq \boldsymbol{x}_{i}^{t} - \eta_{l}\eta_{g}s(t - \tau_{i}(t) - 1)"
+             r"\nabla F_{i}(\boldsymbol{x}_{i}^{\tau_{i}(t)+1}) … \left( \boldsymbol{Z}^{(t-1)} - \eta_l \eta_g "
+             r"\widetilde{\boldsymbol{G}}^{(t-1)} \right) W^{(t-1)} … = \mathbb{1}_{\{i \in \mathcal{A}^{t}\}} "
+             r"(t - \tau_{i}(t)) \sum_{r=0}^{s-1} \left( \nabla \ell_{i}(\boldsymbol{x}_{i}^{(t,r)}) - \nabla "
+             r"F_{i}(\boldsymbol{x}_{i}^{t}) \right) + s \nabla F_{i}(\boldsymbol{x}_{i}^{t})")
 @one_thread
 def aux_recursion(ctx) -> Evidence:
     checks = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.checks import at_least, at_most, in_interval
+from theorylab.checks import at_least, at_most, auxiliary, in_interval, ours, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.exact.fedavg_moments import fedavg_mean_limit, fedavg_moments
@@ -22,7 +22,10 @@ ROUNDING = 1e-12  # MIFA / FedVARP: every replica reaches x* to ~1e-16, so a CI 
 EXACT_LIMIT = (f"allowance {ROUNDING:g} for rounding only: with s = 1 and exact gradients x* is the fixed point of the "
                "server update and every replica reaches it to ~1e-16, where the CI's width is rounding (with no "
                "allowance, differences of a few ulps would read as violations)")
-REMAINING = 0.25  # estimated weights: at most this share of FedAvg-over-active's bias may remain (digest §8 item 11)
+REMAINING = 0.25  # estimated weights: at most this share of FedAvg-over-active's bias may remain (our reading)
+OUR_SHARE = ("'approximately x*' and 'biased' have no stated size; the share 0.25 of FedAvg-over-active's stationary "
+             "bias is our reading")
+EXACT_ZERO = 1e-9  # the exact-moment engine computes a bias of exactly 0 to ~1e-15
 ESTIMATED_WEIGHTS = {  # digest §8 item 11 expects only E[x^T] ~ x* from online weight estimates
     "fedau": "the weights are running means of observed gaps, cut at K = 50 (relative weight bias up to "
              "(1-p)^K = 3e-4 at p = 0.15) and unscaled before the first gap is seen",
@@ -49,10 +52,14 @@ def _baseline_config(ctx, algorithm: dict, dynamics: str = "stationary") -> RunC
 
 @claim("fedawe.baselines",
        "seed 000 §7 baselines [55], [14], [20], [44]; digest 000 §2.4, §8 item 11",
-       "On a heterogeneous quadratic with stationary heterogeneous availability, FedAU (K = 50 >> 1/p_i), MIFA and "
-       "FedVARP converge in mean to x* (F3AST too when its EMA rates track p_i), while FedAvg over active clients is "
-       "biased toward frequently available clients, also under sine dynamics.",
-       kind="statement")
+       "On a heterogeneous quadratic with stationary heterogeneous availability, MIFA and FedVARP converge in mean "
+       "to x*, FedAU (K = 50 >> 1/p_i) and F3AST (EMA rates tracking p_i) approximately so, while FedAvg over active "
+       "clients is biased, also under sine dynamics. The paper states none of this: these are the digest's "
+       "expectations from the baselines' own theory (§8 item 11), so the claim is about the digest; 'approximately' "
+       "is shown against a threshold of our own and does not decide.",
+       kind="digest", where="digest 000 §8 item 11 (baselines of seed 000 §7: [55], [14], [20], [44])",
+       quote=r"FedAU $\mathbb E[x^t]\to\approx x^\star$ … MIFA and FedVARP: $\mathbb E[x^t]\to x^\star$. … "
+             r"Under sine, FedAvg over active is biased toward high-$p$ clients.")
 @one_thread
 def baselines(ctx) -> Evidence:
     problem = build("testbed", BASELINE_PROBLEM)
@@ -68,20 +75,24 @@ def baselines(ctx) -> Evidence:
         final = ctx.run(_baseline_config(ctx, spec)).final["server"]
         if name in ESTIMATED_WEIGHTS:
             pairs = _squared_bias_pairs(final, x_star) / scale ** 2
-            checks.append(at_most(f"{name}: ||E[x^T] - x*||^2 / ||b||^2 <= {REMAINING:g}^2 (most of FedAvg-active's "
-                                  "bias b removed)", pairs.mean(), REMAINING ** 2, basis="monte_carlo", samples=pairs,
-                                  note=reading.format(ESTIMATED_WEIGHTS[name])))
+            checks.append(ours(at_most(f"{name}: ||E[x^T] - x*||^2 / ||b||^2 <= {REMAINING:g}^2 (most of "
+                                       "FedAvg-active's bias b removed)", pairs.mean(), REMAINING ** 2,
+                                       basis="monte_carlo", samples=pairs,
+                                       note=reading.format(ESTIMATED_WEIGHTS[name])), OUR_SHARE))
             continue
         checks += [in_interval(f"{name}: E[x^T]_{j} = x*_{j}", final[:, j], x_star[j], atol=ROUNDING,
                                note=f"x* in closed form; {EXACT_LIMIT}") for j in range(problem.dim)]
     final = ctx.run(sine).final["server"]
-    checks.append(at_least("FedAvg over active, sine: |E[x^T] - x*| (exact moments)", sine_bias, REMAINING * scale,
-                           basis="enumeration",
-                           note=f"exact-moment engine; 'biased' read as above the {REMAINING:g} ||b|| that the "
-                                f"estimated-weight methods stay below; stationary limit of the same algorithm is "
-                                f"||b|| = {scale:.3g} away from x*"))
-    checks += [in_interval(f"FedAvg over active, sine: Monte Carlo E[x^T]_{j} vs exact", final[:, j], exact[j],
-                           note="kernel vs the exact-moment engine") for j in range(problem.dim)]
+    checks.append(trend("FedAvg over active, sine: |E[x^T] - x*| > 0 (exact moments)", sine_bias,
+                        sine_bias > EXACT_ZERO, f"> 0 (beyond rounding, {EXACT_ZERO:g})", 0.0, basis="enumeration",
+                        note=f"exact-moment engine; the stationary limit of the same algorithm is ||b|| = "
+                             f"{scale:.3g} away from x*"))
+    checks.append(ours(at_least("FedAvg over active, sine: |E[x^T] - x*| (exact moments)", sine_bias,
+                                REMAINING * scale, basis="enumeration",
+                                note=f"'biased' read as above the {REMAINING:g} ||b|| that the estimated-weight "
+                                     "methods stay below: a separation from them"), OUR_SHARE))
+    checks += [auxiliary(in_interval(f"FedAvg over active, sine: Monte Carlo E[x^T]_{j} vs exact", final[:, j],
+                                     exact[j], note="kernel vs the exact-moment engine")) for j in range(problem.dim)]
     return Evidence(checks, notes=[
         f"m = 5, d = 3 quadratic (Hessian spectra in [0.3, 1], rotated per client), exact gradients, s = 1, eta_l = "
         f"{BASELINE_LR}, eta_g = 1, p = {BASELINE_P}; with s = 1 and sigma = 0 a method whose weights average to "

@@ -7,7 +7,7 @@ import numpy as np
 
 from figures import fedawe_rate, fedawe_speedup
 from theorylab.bounds.fedawe import corollary1_t_min
-from theorylab.checks import Check, at_most, slope_check
+from theorylab.checks import Check, at_most, no_power, ours, slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.fitting import loglog_slope
@@ -15,8 +15,8 @@ from theorylab.mixing import rho_of
 from theorylab.registry import build
 from theorylab.threads import one_thread
 
-COR1_ERRATUM = ("Corollary 1's local step reads 1/sqrt(TsL) in the source; only eta_l = 1/(sL sqrt T) reproduces (17) "
-                "(digest §9), and that is what we run.")
+COR1_ERRATUM = ("Corollary 1's local step reads 1/sqrt(TsL) in the source (perhaps the OCR's); only "
+                "eta_l = 1/(sL sqrt T) reproduces (17) (digest §9), and that is what we run.")
 
 
 SCALING_LRS = (0.000625, 0.00125, 0.0025, 0.005)
@@ -80,10 +80,21 @@ def _rho_checks(ctx) -> list[Check]:
        "At fixed steps the stationary avg E||grad F(xbar^t)||^2 scales linearly in eta_l eta_g when sigma > 0 and "
        "zeta = 0 (term 24 eta L delta_max sigma^2/(m delta^2), also ~ 1/m), and quadratically in eta_l eta_g s when "
        "sigma = 0 and zeta > 0 (term 2800 eta^2 s^2 L^2 zeta^2/(delta^2 (1-sqrt rho)^2)), and that residual grows as "
-       "availability gets scarcer, at most linearly in 1/(delta^2 (1-sqrt rho)^2).",
-       kind="statement", expect="inconclusive",
-       because=("the fitted exponents have intervals that contain the bound's (1, 2, -1): without a slack a one-sided "
-                "test cannot confirm a tight exponent"))
+       "availability gets scarcer, at most linearly in 1/(delta^2 (1-sqrt rho)^2). These are the digest's "
+       "predictions read off the bound (§8 item 9), at steps far outside condition (11): a claim about the digest.",
+       kind="digest", where="digest 000 §8 item 9 (Theorem 1 / Corollary 2 of seed 000, eq. (13))",
+       quote=r"With $\sigma>0$, $\zeta=0$ (identical $u_i$), the stationary $\frac1T\sum\mathbb E\|\nabla "
+             r"F(\bar x^t)\|^2$ should scale **linearly** in $\eta_l\eta_g$ and as $1/m$. … it should scale "
+             r"**quadratically** in $\eta_l\eta_g s$; expected log-log slope ≈ 2. … Versus $\rho$: bigger "
+             r"$(1-\sqrt\rho)^{-2}$ (lower availability) gives a larger residual.",
+       expect="inconclusive",
+       because=("the fitted exponents (1.00, 1.99, -1.05) have intervals that contain the predicted 1, 2 and -1: "
+                "without a slack a one-sided test cannot confirm a tight exponent; the availability slope (0.47) "
+                "lies strictly between 0 and 1, as predicted"),
+       defence=("The paper states an upper bound under (11) with unstated-constant asymptotics (13), not these "
+                "scalings; the exponents are the digest's reading of that bound at small steps, so whatever they "
+                "show says nothing against the paper. The verdict is inconclusive because the measured exponents "
+                "match the predicted ones within their intervals, which a one-sided test cannot confirm."))
 @one_thread
 def thm1_scaling(ctx) -> Evidence:
     lrs = np.asarray(SCALING_LRS)
@@ -114,32 +125,51 @@ def thm1_scaling(ctx) -> Evidence:
        "seed 000 Corollary 1, eq. (17) (App. H.2), eq. (16); digest 000 §3.2, §8 item 10, §9",
        "With eta_l = 1/(sL sqrt T) and eta_g = sqrt(s delta m), (1/T) sum_t E||grad F(xbar^t)||^2 = O(1/sqrt T) "
        "(log-log slope -1/2 in T), and the consensus error (1/mT) sum ||x_i^t - xbar^t||^2 has the same order (16).",
-       kind="statement", expect="inconclusive",
-       because=("NO POWER: the quick horizons T <= 2^10 are far below (sm)^3 = 8000, where the sm/T term of (17) "
-                "dominates, so the slope is steeper than -1/2 whatever the asymptotic rate"))
+       kind="statement", where="§6.3, Corollary 1, eq. (17), and the discussion after it",
+       quote=r"Choose learning rates as $\eta_l = \frac{1}{\sqrt{TsL}}$ , $\eta_g = \sqrt{s\delta m}$ such that the "
+             r"conditions in (11) are met for $T \ge 1$ … It can be seen that the first and second terms dominate "
+             r"when T is sufficiently large … Notice that the consensus error (16) and the convergence rate (17) have "
+             r"the same asymptotic order",
+       expect="inconclusive",
+       because=("NO POWER: at every horizon we run (T <= 2^10 quick, 2^14 full) Corollary 1's steps violate its own "
+                "condition (11), which holds only from T_min ~ 1e8 on, so neither its bound nor its rate applies; "
+                "the fitted slopes in T are shown as our reading of O(1/sqrt T) and decide nothing"),
+       defence=("The authors would say Corollary 1 is asymptotic and assumes (11); we agree, and claim nothing "
+                "against it: the verdict is inconclusive because no affordable horizon reaches the corollary's "
+                "domain, not because a measurement disagrees (the explicit bound holds wherever we evaluate it)."))
 @one_thread
 def cor1_rate(ctx) -> Evidence:
     data = fedawe_rate.rate_data(ctx)
     T = data["T"]
-    cube = (fedawe_rate.RATE_S * fedawe_rate.M) ** 3
-    regime = None if T.max() >= cube else f"T <= {T.max()} < (sm)^3 = {cube}"
     checks = []
     for problem in fedawe_rate.PROBLEMS:
-        for name, label in (("grad", "avg E||grad F(xbar^t)||^2"), ("consensus", "avg consensus error of x")):
-            checks.append(slope_check(f"{problem}: slope of {label} in T", T, data[problem][name], -0.5, "at_most",
-                                      note=_last_segment_note(T, data[problem][name]), regime=regime))
+        constants, _ = fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)
+        outside = _outside_11(int(T.max()), [constants])
         samples = data[problem]["grad"]
         worst = int(np.argmax(samples.mean(0) / data[problem]["bound"]))
-        constants, _ = fedawe_rate.cor1_constants(problem, fedawe_rate.RATE_S, fedawe_rate.RATE_K)
-        checks.append(at_most(f"{problem}: avg E||grad F(xbar^t)||^2 <= explicit Corollary 1 bound (worst T)",
-                              samples[:, worst].mean(), data[problem]["bound"][worst], basis="monte_carlo",
-                              samples=samples[:, worst],
-                              note=f"Corollary 2 at Corollary 1's steps, T = {T[worst]}; (11) does not hold "
-                                   f"(T_min = {corollary1_t_min(constants):.2g}), so this is the formula evaluated "
-                                   "outside its assumptions"))
+        checks.append(no_power(at_most(f"{problem}: avg E||grad F(xbar^t)||^2 <= explicit Corollary 1 bound (worst T)",
+                                       samples[:, worst].mean(), data[problem]["bound"][worst], basis="monte_carlo",
+                                       samples=samples[:, worst],
+                                       note=f"Corollary 2 at Corollary 1's steps, T = {T[worst]}"), outside))
+        for name, label in (("grad", "avg E||grad F(xbar^t)||^2"), ("consensus", "avg consensus error of x")):
+            checks.append(ours(slope_check(f"{problem}: slope of {label} in T", T, data[problem][name], -0.5,
+                                           "at_most", note=_last_segment_note(T, data[problem][name]),
+                                           regime=outside), SLOPE_READING))
     path = fedawe_rate.draw_rate(data, ctx.figure_path("fedawe-rate"))
     return Evidence(checks, figure=str(path), notes=_cor1_notes(), deviations=_cor1_deviations(T),
                     errata=[COR1_ERRATUM])
+
+
+SLOPE_READING = ("an O(.) rate read as a fitted log-log slope over a finite grid; the paper's relation is (17), "
+                 "up to unstated constants and for T sufficiently large")
+
+
+def _outside_11(T: int, constants: list) -> str:
+    """Why Corollary 1 says nothing at horizon ``T``: its steps meet (11) only from ``T_min`` on (each of
+    ``constants``, one per setting), and uniform-k participation is not independent across clients (A1)."""
+    t_min = min(corollary1_t_min(c) for c in constants)
+    return (f"Corollary 1's steps violate its condition (11) at T <= {T} (they meet it only from T_min = "
+            f"{t_min:.2g}), and uniform-k participation is not independent across clients as A1 requires")
 
 
 def _last_segment_note(x, samples) -> str:
@@ -153,39 +183,61 @@ def _cor1_notes() -> list[str]:
             "clients (zeta = 0), 'hetero' rotated Hessians and spread optima (zeta > 0). Time averages are exact sums "
             "over t < T up to T = 1023 and trapezoid sums on a grid of floor(sqrt T)/16 rounds beyond "
             "(figures.fedawe_rate.recording_step).",
-            "A slope steeper than -1/2 at T << (sm)^3 does not confirm the O(.) statement: the sm/T term of (17) "
-            "decays like 1/T and dominates there, so a slower asymptotic rate would look as steep; below T = (sm)^3 "
-            "the slope checks are therefore inconclusive (no power), and the last segment shows the approach to -1/2."]
+            "Why inconclusive: Corollary 1 assumes (11), and its steps meet (11) only from T_min ~ 1e7..1e10 rounds on "
+            "(theorylab.bounds.fedawe.corollary1_t_min), far beyond any horizon affordable here, quick or full; "
+            "outside (11) neither the explicit bound nor the rate is the paper's statement, so every check is "
+            "inconclusive by construction (the explicit bound is shown, and holds, with no power). The slopes are "
+            "our own reading of O(.) and never decide; besides, below T ~ (sm)^3 (the digest's heuristic, constants "
+            "dropped) the sm/T term of (17) dominates, so a slower asymptotic rate would look as steep, and the last "
+            "segment shows the approach to -1/2."]
 
 
 def _cor1_deviations(T) -> list[str]:
-    return ["Participation is uniform-k (k of m clients per round), which the paper suggests for the speedup but which "
-            "violates A1's independence; rho = 1 - (k-1)/(m-1) is computed for it exactly (theorylab.mixing).",
-            f"Horizons T in {list(map(int, T))}; the paper's regime T >> (sm)^3 "
-            f"(= {(fedawe_rate.RATE_S * fedawe_rate.M) ** 3} at s = {fedawe_rate.RATE_S}) and condition (11) are out "
-            "of reach on 2 CPU cores."]
+    return ["Participation is uniform-k (k of m clients per round), which the paper names for the speedup but which "
+            "violates A1's independence across clients (the reading 'each client independently with probability "
+            "k/m' would keep A1); rho = 1 - (k-1)/(m-1) is computed for it exactly (theorylab.mixing).",
+            f"Horizons T in {list(map(int, T))}; condition (11) (T >= T_min ~ 1e7..1e10) and the digest's regime "
+            f"T >> (sm)^3 (= {(fedawe_rate.RATE_S * fedawe_rate.M) ** 3} at s = {fedawe_rate.RATE_S}) are out of "
+            "reach on 2 CPU cores."]
 
 
 @claim("fedawe.cor1.speedup",
        "seed 000 Corollary 1 and the remark after (17); digest 000 §8 item 10",
        "Under uniform-k participation (delta = delta_max = k/m) the error at fixed T scales as (skT)^{-1/2}: "
-       "linear speedup in the local steps s and in the participants k (log-log slope -1/2 against each), once "
-       "T >> (sm)^3; the consensus error has the same order.",
-       kind="statement", expect="inconclusive",
-       because=("NO POWER: T = 2^10 << (sm)^3, outside the statement's regime, so the slopes in s and k decide "
-                "nothing either way"))
+       "linear speedup in the local steps s and in the participants k (log-log slope -1/2 against each), for T "
+       "large enough; the consensus error has the same order.",
+       kind="statement", where="§6.3, the discussion after Corollary 1",
+       quote=r"In the special case where k clients participate uniformly at random, we simply have $\delta_{\max} = "
+             r"\delta = k/m$ . Our convergence bound attains the rate of $O(1/\sqrt{skT})$ . In other words, we "
+             r"achieve the desired linear speedup property with respect to the number of local steps s and the number "
+             r"of active clients k",
+       expect="inconclusive",
+       because=("NO POWER: at T = 2^10 (2^13 full) Corollary 1's steps violate its condition (11) for every s and k "
+                "of the grid (T_min >= ~1e7), and uniform-k participation is outside A1's independence, so the "
+                "corollary says nothing there; the slopes in s and k are shown as our reading and decide nothing"),
+       defence=("The authors would say the speedup is an asymptotic statement under (11) and T large; we agree: the "
+                "verdict is inconclusive because the corollary's domain is out of reach, not because a measurement "
+                "disagrees (the explicit bound holds at every grid point)."))
 @one_thread
 def cor1_speedup(ctx) -> Evidence:
     data = fedawe_speedup.speedup_data(ctx)
-    T, m = data["T"], fedawe_rate.M
+    T = data["T"]
+    settings = {"s": [(int(s), fedawe_rate.RATE_K) for s in data["s"]],
+                "k": [(fedawe_rate.RATE_S, int(k)) for k in data["k"]]}
     checks = []
-    for axis, s_max in (("s", max(fedawe_speedup.LOCAL_STEPS)), ("k", fedawe_rate.RATE_S)):
-        cube = (s_max * m) ** 3
-        regime = None if T >= cube else f"T = {T} < (sm)^3 = {cube}"
+    for axis, grid in settings.items():
+        outside = _outside_11(T, [fedawe_rate.cor1_constants("iid", s, k)[0] for s, k in grid])
+        samples, bound = data["iid"][axis]["grad"], data["iid"][f"bound_{axis}"]
+        worst = int(np.argmax(samples.mean(0) / bound))
+        checks.append(no_power(at_most(f"iid: avg E||grad F(xbar^t)||^2 <= explicit bound, worst {axis} = "
+                                       f"{data[axis][worst]} at T = {T}", samples[:, worst].mean(), bound[worst],
+                                       basis="monte_carlo", samples=samples[:, worst],
+                                       note="Corollary 2 at Corollary 1's steps"), outside))
         for name in ("grad", "consensus"):
-            checks.append(slope_check(f"iid: slope of avg {name} in {axis} at T = {T}", data[axis],
-                                      data["iid"][axis][name], -0.5, "at_most", regime=regime,
-                                      note=_last_segment_note(data[axis], data["iid"][axis][name])))
+            checks.append(ours(slope_check(f"iid: slope of avg {name} in {axis} at T = {T}", data[axis],
+                                           data["iid"][axis][name], -0.5, "at_most", regime=outside,
+                                           note=_last_segment_note(data[axis], data["iid"][axis][name])),
+                               SLOPE_READING))
     path = fedawe_speedup.draw_speedup(data, ctx.figure_path("fedawe-speedup"))
     return Evidence(checks, figure=str(path), notes=_cor1_notes() + [
         "The speedup is measured on the identical-clients problem (zeta = 0): with zeta > 0 the (sm/T) zeta^2 term "

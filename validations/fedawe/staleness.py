@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorylab.bounds.staleness import lemma2_bounds, staleness_moments, staleness_product_formula, stationary_staleness
-from theorylab.checks import at_most, equal, max_standardised_gap
+from theorylab.checks import at_most, auxiliary, equal, max_standardised_gap
 from theorylab.claims import Evidence, claim
 from theorylab.participation.base import availability_bounds
 from theorylab.participation.bernoulli import bernoulli
@@ -33,8 +33,10 @@ def _staleness_samples(process, rounds: int, replicas: int, seed: int) -> tuple[
 @claim("fedawe.lemma2",
        "seed 000 Lemma 2 (proof App. E); digest 000 §3.2, §8 item 5",
        "Under A1, E[t - tau_i(t)] <= 1/delta and E[(t - tau_i(t))^2] <= 2/delta^2 for all t; the exact moments "
-       "follow the product formula of the proof (stationary p: (1-(1-p)^{t+1})/p and -> (2-p)/p^2).",
-       kind="statement")
+       "follow the product formula of the proof (stationary p: (1-(1-p)^{t+1})/p and -> (2-p)/p^2, digest §3.2).",
+       kind="statement", where="§6.2, Lemma 2 (proof App. E)",
+       quote=r"It holds for $t \geq 0$ that $\mathbb{E}[t - \tau_i(t)] \leq 1/\delta$ and "
+             r"$\mathbb{E}[(t - \tau_i(t))^2] \leq 2/\delta^2$")
 @one_thread
 def lemma2(ctx) -> Evidence:
     rounds, replicas = ctx.pick(60, 200), ctx.pick(1000, 5000)
@@ -42,25 +44,26 @@ def lemma2(ctx) -> Evidence:
     for p in (0.1, 0.3):
         first, second = staleness_moments(np.full((rounds, 1), p))
         closed = stationary_staleness(p, rounds)
-        checks.append(equal(f"stationary p = {p}: recursion vs closed forms at t = {rounds}",
-                            max(abs(first[-1, 0] - closed[0]), abs(second[-1, 0] - closed[1])), 0.0, atol=1e-10,
-                            basis="closed_form",
-                            note="(1-(1-p)^(t+1))/p and sum_n (2n-1)(1-p)^(n-1); "
-                                 f"limit (2-p)/p^2 = {(2 - p) / p ** 2:.4f}"))
+        gap = max(abs(first[-1, 0] - closed[0]), abs(second[-1, 0] - closed[1]))
+        checks.append(auxiliary(equal(f"stationary p = {p}: recursion vs closed forms at t = {rounds}", gap, 0.0,
+                                      atol=1e-10, basis="closed_form",
+                                      note="(1-(1-p)^(t+1))/p and sum_n (2n-1)(1-p)^(n-1); "
+                                           f"limit (2-p)/p^2 = {(2 - p) / p ** 2:.4f}")))
     for dynamics in ("stationary", "staircase", "sine"):
         process = bernoulli(list(LEMMA2_BASE), dynamics=dynamics)
         samples, table = _staleness_samples(process, rounds, replicas, ctx.seed)
         first, second = staleness_moments(table)
         product = staleness_product_formula(table[:, 0], rounds)
-        checks.append(equal(f"{dynamics}: recursion vs Lemma 2's product formula (client 0, t = {rounds})",
-                            max(abs(first[-1, 0] - product[0]), abs(second[-1, 0] - product[1])), 0.0, atol=1e-10,
-                            basis="closed_form", note="two exact computations of the same moments: the recursion "
-                                                      "against the proof's product formula"))
+        gap = max(abs(first[-1, 0] - product[0]), abs(second[-1, 0] - product[1]))
+        checks.append(auxiliary(equal(f"{dynamics}: recursion vs Lemma 2's product formula (client 0, t = {rounds})",
+                                      gap, 0.0, atol=1e-10, basis="closed_form",
+                                      note="two exact computations of the same moments: the recursion against the "
+                                           "proof's product formula")))
         z = _max_z(samples, first, second)
-        checks.append(max_standardised_gap(f"{dynamics}: Monte Carlo vs exact, max |z| over t, clients, both moments",
-                                           z, 2 * samples.shape[0] * samples.shape[2],
-                                           note=f"{replicas} replicas of the registered bernoulli process, "
-                                                f"t = 0..{rounds}"))
+        checks.append(auxiliary(max_standardised_gap(
+            f"{dynamics}: Monte Carlo vs exact, max |z| over t, clients, both moments", z,
+            2 * samples.shape[0] * samples.shape[2],
+            note=f"{replicas} replicas of the registered bernoulli process, t = 0..{rounds}")))
         delta, _ = availability_bounds(process, rounds)
         b1, b2 = lemma2_bounds(delta)
         checks.append(at_most(f"{dynamics}: max_t,i E[t - tau_i(t)] <= 1/delta", first.max(), b1,

@@ -3,7 +3,6 @@ digest 000 §3.2, §8 item 8."""
 
 from __future__ import annotations
 
-
 from theorylab.bounds.fedawe import condition11, corollary1_t_min, rate_terms
 from theorylab.checks import at_most
 from theorylab.claims import Evidence, claim
@@ -17,7 +16,13 @@ from validations.fedawe.analysis import (ANALYSIS_NOTE, ANALYSIS_PROBLEM, analys
        "Under (11), avg_t E||grad F(zbar^t)||^2, avg_t E||grad F(xbar^t)||^2 and the consensus error avg_t (1/m) "
        "sum_i E||x_i^t - xbar^t||^2 are at most the explicit right-hand sides of Theorem 1, Corollary 2 and "
        "Corollary 3.",
-       kind="statement")
+       kind="statement", where="§6.3, Theorem 1; explicit constants at the ends of the proofs in App. G, H.1, I.1",
+       quote=r"Choose learning rates $\eta_l$ and $\eta_g$ such that the conditions in (11) are met for $T \ge 1$ "
+             r"… \leq \frac{6 \left( F(\bar{z}^0) - F^\star \right)}{\eta_l \eta_g s T} + \frac{24 \eta_l "
+             r"\eta_g L \delta_{\max} \sigma^2}{m \delta^2} + \frac{15 \eta_l^2 \eta_g^2 s^2 L^2 \sigma^2}{(1 - "
+             r"\sqrt{\rho})^2 \delta^2} + \frac{2800 \eta_l^2 \eta_g^2 s^2 L^2 \zeta^2}{\delta^2 (1 - "
+             r"\sqrt{\rho})^2} … \leq \frac{12 \left( F(\bar{\boldsymbol{x}}^0) - F^\star \right)}{\eta_l "
+             r"\eta_g s T} … \leq \frac{3\left(F(\bar{\boldsymbol{x}}^{0})-F^{\star}\right)}{\eta_{l}\eta_{g}sT}")
 @one_thread
 def thm1_bound(ctx) -> Evidence:
     c = analysis_constants()
