@@ -9,9 +9,14 @@ This module also holds the **setting shared by Figs. 2.1–2.3** (:func:`leaf_co
   weakly correlated (:math:`\lambda_2\sim\mathcal N(0, 0.01^2)`, drawn once from ``PCG64(2024)``); stationary start;
 * methods (digest §2.5; :mod:`theorylab.kernels.aggregation`): Unbiased = ``fedavg`` ``all`` with
   :math:`q = \alpha/\pi`; More available = the same with :math:`q_i = 0` on the less available clients; AdaFed =
-  ``fedavg`` ``active`` with :math:`q = \alpha/\pi`; CA-Fed = ``cafed`` with oracle :math:`(\pi, \lambda)` and oracle
-  :math:`F_i^\star` (the author's code, digest §6 item 9), :math:`\beta = 1` (the thesis' "beta = 0" read as the code's
-  smoothness, digest §6 item 5), :math:`\tau = 0`, bias factor 4; F3AST = the ``f3ast`` kernel of
+  ``fedavg`` ``active`` with :math:`q = \alpha/\pi`; CA-Fed = ``cafed`` with oracle :math:`(\pi, \lambda)`,
+  :math:`\beta = 1` (the thesis' "beta = 0" read as the code's smoothness, digest §6 item 5), :math:`\tau = 0`, bias
+  factor 4, and one of the two :math:`\hat F_i^\star` modes the digest lists (§2.6 [?], :data:`CAFED_MODES`): the
+  oracle minimum :math:`F_i^\star` on exact losses (the author's code, digest §6 item 9; the default), or the running
+  minimum of Alg. 3 line 4 on losses carrying one-minibatch noise (:func:`minibatch_noise`; with exact losses the
+  running minimum makes the proxy vanish, digest §6 item 25).  Line 1's :math:`\hat F^{(0)}` needs no mode here: at
+  :math:`\theta^0 = 0` every client's loss is :math:`\ln 10`, so the kernel's "losses at :math:`x^0`" and the code's
+  "mean loss of the active clients at :math:`t = 1`" coincide; F3AST = the ``f3ast`` kernel of
   :mod:`theorylab.kernels.f3ast` with budget :math:`0.45N` (the thesis' 45 of 100) and smoothness :math:`1/T` —
   that kernel weights by :math:`\pi_k = 1/m`, not by :math:`\alpha` (the thesis gives no rule, digest §2.5 item 4);
 * one common step setting for every method, :math:`K = 5` local steps, :math:`\eta_c = 0.05`, :math:`\eta_s = 1`
@@ -65,8 +70,39 @@ def availability(n_clients: int) -> tuple[list[float], list[float]]:
     return pi, lam
 
 
-def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbiased", "More available")) -> dict:
-    """Algorithm specs by label: CA-Fed for each ``kappas`` (label ``CA-Fed`` when there is one), then ``others``."""
+def row_losses(problem, theta) -> np.ndarray:
+    """Cross-entropy of every train row of a ``synthetic_leaf`` testbed at the flat model ``theta`` (no ridge term):
+    :math:`\\log\\sum_c e^{\\theta_c^\\top\\tilde x} - \\theta_y^\\top\\tilde x`."""
+    logits = problem.X @ np.asarray(theta, dtype=np.float64).reshape(-1, problem.X.shape[1]).T
+    top = logits.max(1)
+    return top + np.log(np.exp(logits - top[:, None]).sum(1)) - logits[np.arange(len(logits)), problem.Y]
+
+
+def minibatch_noise(spec: dict) -> float:
+    """The standard error of a one-minibatch estimate of a client's loss at :math:`\\theta^\\star`, averaged over the
+    clients of the testbed ``spec``: the noise of the losses CA-Fed's running minimum reads (thesis §2.4.1, line 3)."""
+    problem = build("testbed", spec)
+    loss = row_losses(problem, problem.x_star)
+    sd = np.array([loss[problem.owner == i].std(ddof=1) for i in range(problem.n_clients)])
+    return float(sd.mean() / np.sqrt(problem.batch))
+
+
+ORACLE, RUNNING_MIN = "oracle F_i* (the author's code)", "running-min F_i* on one-minibatch losses (Alg. 3)"
+CAFED_MODES = (ORACLE, RUNNING_MIN)
+
+
+def cafed_mode(mode: str, problem: dict) -> dict:
+    """The ``cafed`` parameters of a mode of :data:`CAFED_MODES` on the testbed ``problem``."""
+    if mode not in CAFED_MODES:
+        raise ValueError(f"mode must be one of {CAFED_MODES}; got {mode!r}")
+    return {"f_star": "oracle"} if mode == ORACLE else {"f_star": "running_min",
+                                                        "loss_noise": minibatch_noise(problem)}
+
+
+def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbiased", "More available"),
+            mode: str = ORACLE) -> dict:
+    """Algorithm specs by label: CA-Fed for each ``kappas`` (label ``CA-Fed`` when there is one) in ``mode``
+    (:data:`CAFED_MODES`), then ``others``."""
     pi, lam = availability(problem["n_clients"])
     q = np.asarray(build("testbed", problem).alpha) / np.asarray(pi)
     more = np.where(np.asarray(pi) > 0.5, q, 0.0)
@@ -76,8 +112,8 @@ def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbias
         "AdaFed": {"name": "fedavg", "aggregation": "active", "q": q.tolist()},
         "F3AST": {"name": "f3ast", "budget": int(round(0.45 * len(pi))), "beta": 1.0 / rounds},
     }
-    out = {("CA-Fed" if len(kappas) == 1 else f"CA-Fed ({k:g})"): {"name": "cafed", "pi": pi, "lam": lam, "kappa2": k}
-           for k in kappas}
+    cafed = {"name": "cafed", "pi": pi, "lam": lam, **cafed_mode(mode, problem)}
+    out = {("CA-Fed" if len(kappas) == 1 else f"CA-Fed ({k:g})"): {**cafed, "kappa2": k} for k in kappas}
     out.update({label: table[label] for label in others})
     return {label: {**spec, **STEPS} for label, spec in out.items()}
 
@@ -106,11 +142,11 @@ def accuracy_curves(ctx, rounds: int, labels: dict, run=None) -> dict:
     return out
 
 
-def compute(ctx, run=None) -> dict:
+def compute(ctx, run=None, mode: str = ORACLE) -> dict:
     rounds = horizon(ctx)
     problem = leaf_problem(clients(ctx))
     return accuracy_curves(ctx, rounds, methods(problem, rounds, others=("AdaFed", "Unbiased", "More available",
-                                                                         "F3AST")), run)
+                                                                         "F3AST"), mode=mode), run)
 
 
 def draw_curves(ax, data: dict, colors: dict | None = None) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig2_1 import accuracy_curves, budget, clients, draw_curves, leaf_problem, methods
+from figures.thesis_fig2_1 import ORACLE, accuracy_curves, budget, clients, draw_curves, leaf_problem, methods
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread
@@ -25,9 +25,11 @@ def rounds(ctx) -> int:
     return ctx.pick(100, 500)
 
 
-def compute(ctx, run=None) -> dict:
+def compute(ctx, run=None, mode: str = ORACLE) -> dict:
+    """Accuracy curves of :func:`figures.thesis_fig2_1.accuracy_curves`, CA-Fed in ``mode``
+    (:data:`figures.thesis_fig2_1.CAFED_MODES`)."""
     T = rounds(ctx)
-    specs = methods(leaf_problem(clients(ctx)), T, kappas=KAPPAS, others=("Unbiased", "More available"))
+    specs = methods(leaf_problem(clients(ctx)), T, kappas=KAPPAS, others=("Unbiased", "More available"), mode=mode)
     return accuracy_curves(ctx, T, specs, run)
 
 

@@ -77,6 +77,15 @@ def test_kkt_single_client_by_hand():
     assert sol.q[0] == pytest.approx(1.5) and sol.value == pytest.approx((0.5 * 2 * 2.25 + 3) / 0.75)
 
 
+def test_kkt_keeps_the_budget_when_b_dominates():
+    """B >> A Q^2: J(q) ~ B / pi^T q is least with all the budget on the most available client (iota ~ sqrt(B) makes
+    iota pi_i - theta a difference of huge terms, which the solver must not lose to rounding)."""
+    pi = np.linspace(0.1, 0.9, 100)
+    sol = ch2.optimal_q_kkt(1e4 * pi, pi, 5e31, 100.0)
+    assert np.allclose(sol.q, np.where(np.arange(100) == 99, 100.0, 0.0), rtol=1e-12, atol=0)
+    assert sol.theta > 0
+
+
 def test_guideline_a_regimes():
     pi = np.linspace(0.1, 0.9, 8)
     low_b = ch2.guideline_a_regime(ch2.optimal_q_kkt(pi, pi, 0.01, 1.0), pi)

@@ -1,14 +1,38 @@
-"""Thesis Ch. 2 figure recipes (Figs. 2.1d, 2.4a, 2.5a): shapes, values checked independently of the engine's
+"""Thesis Ch. 2 figure recipes (Figs. 2.1, 2.1d, 2.4a, 2.5a): shapes, values checked independently of the engine's
 counters, and that the recipes draw."""
 
 import numpy as np
 import pytest
 
-from figures import thesis_fig2_1d, thesis_fig2_4, thesis_fig2_5
+from figures import thesis_fig2_1, thesis_fig2_1d, thesis_fig2_4, thesis_fig2_5
 from theorylab.claims import Context
+from theorylab.registry import build
 from theorylab.participation import estimators as est
 from theorylab.participation.markov import markov
 from theorylab.rng import Streams
+
+
+def test_row_losses_average_to_the_client_losses():
+    """Per client, the mean of the row cross-entropies plus the ridge term is the testbed's F_i (its own code)."""
+    spec = thesis_fig2_1.leaf_problem(8)
+    problem = build("testbed", spec)
+    theta = np.random.Generator(np.random.PCG64(5)).normal(scale=0.1, size=problem.dim)
+    rows = thesis_fig2_1.row_losses(problem, theta)
+    by_client = np.array([rows[problem.owner == i].mean() for i in range(8)]) + 0.5 * problem.ridge * theta @ theta
+    assert np.allclose(by_client, problem.client_values(theta), rtol=1e-10)
+    assert thesis_fig2_1.minibatch_noise(spec) > 0
+
+
+def test_cafed_modes_differ_only_in_the_minimum_estimate():
+    problem = thesis_fig2_1.leaf_problem(8)
+    oracle, running = (thesis_fig2_1.methods(problem, 10, others=(), mode=m)["CA-Fed"]
+                       for m in thesis_fig2_1.CAFED_MODES)
+    assert oracle["f_star"] == "oracle" and "loss_noise" not in oracle
+    assert running["f_star"] == "running_min" and running["loss_noise"] == thesis_fig2_1.minibatch_noise(problem)
+    assert {k: v for k, v in oracle.items() if k != "f_star"} == \
+        {k: v for k, v in running.items() if k not in ("f_star", "loss_noise")}
+    with pytest.raises(ValueError, match="mode"):
+        thesis_fig2_1.methods(problem, 10, mode="exact")
 
 
 def test_estimator_errors_match_counts_by_hand():

@@ -255,12 +255,14 @@ def optimal_q_kkt(A_diag, pi, B: float, Q: float) -> QSolution:
         a0, a1, a2 = (np.sum(pi[S] ** k / A[S]) for k in range(3))
         delta = a0 * a2 - a1 ** 2
         if delta <= 1e-14 * a0 * a2:  # equal pi on S: the quadratic in iota degenerates to a linear equation
-            iota = (Q ** 2 + 2 * B * a0) / (2 * a1 * Q)
+            iota, mean = (Q ** 2 + 2 * B * a0) / (2 * a1 * Q), float(pi[S].mean())
         else:
-            iota = (-a1 * Q + math.sqrt(a1 ** 2 * Q ** 2 + delta * (Q ** 2 + 2 * B * a0))) / delta
-        theta = (iota * a1 - Q) / a0
-        q = np.where(S, (iota * pi - theta) / A, 0.0)
-        slack = iota * pi - theta  # KKT: > 0 on the support, <= 0 off it
+            iota, mean = (-a1 * Q + math.sqrt(a1 ** 2 * Q ** 2 + delta * (Q ** 2 + 2 * B * a0))) / delta, a1 / a0
+        theta = iota * mean - Q / a0  # = (iota a1 - Q) / a0
+        # iota pi_i - theta as iota (pi_i - mean) + Q/a0: iota grows like sqrt(B), and the difference of two such
+        # terms would lose q_i to rounding when B >> A Q^2
+        slack = iota * (pi - mean) + Q / a0  # KKT: > 0 on the support, <= 0 off it
+        q = np.where(S, slack / A, 0.0)
         tol = 1e-12 * max(1.0, abs(iota))
         if np.all(slack[S] > -tol) and np.all(slack[~S] <= tol):
             q = np.maximum(q, 0.0)

@@ -3,9 +3,14 @@
 
 The runs are those of the figure recipes :mod:`figures.thesis_fig2_1` and :mod:`figures.thesis_fig2_2` (their
 docstrings give the setting: Synthetic LEAF(0.5, 0.5) with the ridge multinomial logistic model of
-:mod:`testbeds.synthetic_leaf`, the thesis' four availability classes, oracle (pi, lambda) and F_i*).  Accuracies are
-the alpha-weighted average test accuracy over clients, in percentage points (pp); every comparison is paired over
+:mod:`testbeds.synthetic_leaf`, the thesis' four availability classes, oracle (pi, lambda)).  Accuracies are the
+alpha-weighted average test accuracy over clients, in percentage points (pp); every comparison is paired over
 replicas, which share the dataset and differ in availability and minibatches (common random numbers across methods).
+
+The thesis leaves open how CA-Fed estimates the clients' minima F_i* (digest §2.6 [?]: the running minimum of Alg. 3
+line 4, or the oracle minimum of the author's code), and it decides which clients CA-Fed keeps.  Every comparison
+that involves CA-Fed is therefore decided under both modes of :data:`figures.thesis_fig2_1.CAFED_MODES`
+(:func:`theorylab.checks.across` with ``what="choice"``): "not reproduced" only when both fail.
 """
 
 from __future__ import annotations
@@ -13,12 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from figures import thesis_fig2_1, thesis_fig2_2
-from theorylab.checks import at_most, paired_difference
+from theorylab.checks import across, at_most, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
 from validations.thesis.cafed import drive
 
 SMALLEST_EFFECT = 2.8  # pp: the smallest accuracy difference the thesis reports as an effect in Fig. 2.2a (L882)
+MODES = thesis_fig2_1.CAFED_MODES
 _TRACES: dict = {}
 
 
@@ -33,18 +39,32 @@ def _run(ctx):
     return run
 
 
+def _curves(ctx, figure) -> dict[str, dict]:
+    """``figure.compute`` under every CA-Fed mode (the baselines' runs are shared)."""
+    return {mode: figure.compute(ctx, _run(ctx), mode) for mode in MODES}
+
+
 def _deviations(ctx, rounds: int) -> list[str]:
     n = thesis_fig2_1.clients(ctx)
     return [f"N = {n} clients (thesis 100), T = {rounds} rounds, {thesis_fig2_1.replicas(ctx)} replicas (thesis 10 runs); one "
             "dataset (seed 0) for all replicas.",
             "One common step setting for every method (K = 5, eta_c = 0.05, eta_s = 1) instead of the per-method grid "
             "search of Table A.2 (see figures/thesis_fig2_1.py); K is not given in the thesis.",
-            "CA-Fed reads each active client's exact train loss F_i(w^t) instead of a one-minibatch estimate, and the "
-            "exact F_i* (the author's code uses sklearn minima)."]
+            "CA-Fed's losses are the exact train losses F_i(w^t) (oracle mode) or those plus Gaussian noise of a "
+            f"one-minibatch standard error, {thesis_fig2_1.minibatch_noise(thesis_fig2_1.leaf_problem(n)):.3g} "
+            "(running-min mode), instead of one-minibatch estimates."]
 
 
 def _acc(data: dict, kappa: float) -> np.ndarray:
     return data[f"CA-Fed ({kappa:g})"]
+
+
+DEFENCE_LEAF = ("The authors can answer that our stand-in is not their experiment: N = 20 clients instead of 100, one "
+                "common step setting instead of their per-method grid search, Gaussian loss noise instead of minibatch "
+                "losses, and CA-Fed's estimator of F_i* left open in the text. The verdict stands because it holds "
+                "under both F_i* modes the digest lists (the author's oracle minima and the text's running minimum on "
+                "losses with one-minibatch noise), and because Unbiased and More available, which need no estimate, "
+                "behave as the thesis describes on the same runs.")
 
 
 @claim("thesis.cafed_leaf.kappa_tradeoff",
@@ -52,84 +72,122 @@ def _acc(data: dict, kappa: float) -> np.ndarray:
        "On Synthetic(0.5, 0.5) a small kappa_bar^2 is better early and a large one late: CA-Fed (kappa_bar^2 = 0.1) "
        "beats Unbiased at t = 40 (+2.8 pp), and CA-Fed (kappa_bar^2 = 1e2) beats More available at t = T = 500 "
        "(+3.8 pp).",
-       kind="statement", expect="violated",
-       because="on our testbed CA-Fed with kappa_bar^2 = 0.1 excludes so many clients (its proxy is dominated by the "
-               "loss gaps F_i - F_i*, which are mostly heterogeneity) that it is far below Unbiased at every round; "
-               "the late half (1e2 beats More available) holds")
+       kind="statement", expect="inconclusive",
+       where="§2.5.2, 'Convergence speed vs. Bias error', Fig. 2.2a",
+       quote=r"Low values of $\bar{\kappa}^2$ speed-up convergence and then they can be beneficial for short training "
+             r"durations (e.g., CA-Fed ($\bar{\kappa} = 10^{-1}$) achieves a higher test accuracy of +2.8 pp with "
+             r"respect to Unbiased at communication round $t = 40$).",
+       because="the early half is undecided under one of the choices left open: with the oracle minima CA-Fed "
+               "(kappa_bar^2 = 0.1) is far below Unbiased (violated, read at t = 40 and at t = 10), with the running "
+               "minimum on noisy losses it is below Unbiased on average but varies so much across the 8 replicas "
+               "that the paired interval contains 0; the late half (kappa_bar^2 = 1e2 beats More available) holds "
+               "under both",
+       defence=DEFENCE_LEAF)
 @one_thread
 def kappa_tradeoff(ctx) -> Evidence:
-    data = thesis_fig2_2.compute(ctx, _run(ctx))
-    early = ctx.pick(10, 40)
-    e = int(np.searchsorted(data["rounds"], early))
-    T = int(data["rounds"][-1])
-    best = thesis_fig2_2.best_kappa(data)
+    curves = _curves(ctx, thesis_fig2_2)
+    rounds = curves[MODES[0]]["rounds"]
+    T = int(rounds[-1])
+    index = {int(np.argmin(np.abs(rounds - t))) for t in (40, 0.08 * T)}  # the thesis' t = 40, and 40/500 of T
+    reads = {f"t = {int(rounds[e])}": e for e in sorted(index)}
+    early = {f"{mode}, read at {label}": paired_difference(
+        f"accuracy at {label}: CA-Fed (kappa2 = 0.1) minus Unbiased", _acc(data, 0.1)[:, e], data["Unbiased"][:, e],
+        unit=" (pp)", note="thesis: +2.8 pp at t = 40 of T = 500")
+        for mode, data in curves.items() for label, e in reads.items()}
+    late = {mode: paired_difference(f"accuracy at t = T = {T}: CA-Fed (kappa2 = 1e2) minus More available",
+                                    _acc(data, 1e2)[:, -1], data["More available"][:, -1], unit=" (pp)",
+                                    note="thesis: +3.8 pp at t = 500") for mode, data in curves.items()}
+    best = {mode: thesis_fig2_2.best_kappa(data) for mode, data in curves.items()}
     return Evidence([
-        paired_difference(f"accuracy at t = {early}: CA-Fed (kappa2 = 0.1) minus Unbiased", _acc(data, 0.1)[:, e],
-                          data["Unbiased"][:, e], unit=" (pp)", note="thesis: +2.8 pp at t = 40 of T = 500"),
-        paired_difference(f"accuracy at t = T = {T}: CA-Fed (kappa2 = 1e2) minus More available",
-                          _acc(data, 1e2)[:, -1], data["More available"][:, -1], unit=" (pp)",
-                          note="thesis: +3.8 pp at t = 500"),
-    ], notes=["best kappa_bar^2 by mean accuracy at rounds " + ", ".join(
-        f"{int(t)}: {k:g}" for t, k in zip(data["rounds"][1:], best[1:])),
-        "mean accuracy at T (pp): " + ", ".join(f"{k}: {v[:, -1].mean():.1f}" for k, v in data.items()
-                                                if k != "rounds")],
-        deviations=_deviations(ctx, T) + [f"'Early' is t = {early} of T = {T} (the thesis' t = 40 of T = 500)."])
+        across("CA-Fed (kappa2 = 0.1) beats Unbiased early", early, what="choice"),
+        across(f"CA-Fed (kappa2 = 1e2) beats More available at t = T = {T}", late, what="choice"),
+    ], notes=[f"{mode}: best kappa_bar^2 by mean accuracy at rounds " + ", ".join(
+        f"{int(t)}: {k:g}" for t, k in zip(rounds[1:], b[1:])) for mode, b in best.items()] + [
+        f"{mode}: mean accuracy at T (pp): " + ", ".join(f"{k}: {v[:, -1].mean():.1f}" for k, v in data.items()
+                                                         if k != "rounds") for mode, data in curves.items()],
+        deviations=_deviations(ctx, T) + [f"'Early' is read at t = 40 (the thesis' round) and at the recorded round "
+                                          f"nearest to its 40/500 of our T = {T}."])
 
 
 @claim("thesis.cafed_leaf.small_kappa",
        "seed 001 Ch. 2 §2.4.3 and §2.5.2, Fig. 2.2a (L880-881); digest 001 §2.6, §8 V12",
        "CA-Fed with kappa_bar^2 = 1e-2 achieves a similar convergence as More available, and with kappa_bar^2 = 1e2 "
        "its accuracy curve overlaps Unbiased.",
-       kind="statement", expect="violated",
-       because="at kappa_bar^2 = 1e-2 CA-Fed keeps only the few clients of smallest loss gap F_i - F_i* and its "
-               "accuracy stays far below More available (tens of pp); the kappa_bar^2 = 1e2 half holds")
+       kind="statement", expect="inconclusive",
+       where="§2.5.2, 'Convergence speed vs. Bias error', Fig. 2.2a",
+       quote=r"CA-Fed tends to exclude more clients for low values of $\bar{\kappa}^2$ and achieves a similar "
+             r"convergence rate as More available for $\bar{\kappa}^2 = 10^{-2}$. … For $\bar{\kappa}^2 = 10^2$, "
+             r"CA-Fed reduces to Unbiased (their curves overlap in Fig. 2.2a).",
+       because="with the oracle minima CA-Fed (kappa_bar^2 = 1e-2) keeps about two clients and stays at chance level, "
+               "tens of points below More available (violated); with the running minimum on noisy losses it keeps "
+               "about ten and plateaus below More available on average, but the replicas spread so widely that the "
+               "interval of the gap contains the 2.8 pp tolerance: undecided under that choice. Under both it is "
+               "nearer More available than Unbiased, and the kappa_bar^2 = 1e2 half holds",
+       defence=DEFENCE_LEAF + " 'Similar' is read with the thesis' own smallest reported effect (2.8 pp) as the "
+                              "tolerance; with the oracle minima the gap found is about 17 times larger.")
 @one_thread
 def small_kappa(ctx) -> Evidence:
-    data = thesis_fig2_2.compute(ctx, _run(ctx))
-    small, large, more, unbiased = _acc(data, 1e-2), _acc(data, 1e2), data["More available"], data["Unbiased"]
+    curves = _curves(ctx, thesis_fig2_2)
     gap = lambda a, b: np.abs(a - b)[:, 1:].mean(1)  # noqa: E731  per replica, over the rounds after t = 0
     tolerance = (f"'similar' / 'overlap' read as: differs by less than {SMALLEST_EFFECT} pp, the smallest effect the "
                  "thesis reports in Fig. 2.2a")
+
+    def per_mode(check):
+        return {mode: check(_acc(data, 1e-2), _acc(data, 1e2), data["More available"], data["Unbiased"])
+                for mode, data in curves.items()}
+
     return Evidence([
-        at_most("mean over rounds of |CA-Fed (1e-2) - More available| (pp)", float(gap(small, more).mean()),
-                SMALLEST_EFFECT, basis="monte_carlo", samples=gap(small, more), note=tolerance),
-        paired_difference("CA-Fed (1e-2) is nearer More available than Unbiased: mean over rounds of "
-                          "|CA - Unbiased| - |CA - More available|", gap(small, unbiased), gap(small, more),
-                          unit=" (pp)"),
-        at_most("mean over rounds of |CA-Fed (1e2) - Unbiased| (pp)", float(gap(large, unbiased).mean()),
-                SMALLEST_EFFECT, basis="monte_carlo", samples=gap(large, unbiased), note=tolerance),
-    ], notes=["mean accuracy over rounds (pp): " + ", ".join(
-        f"{k}: {v[:, 1:].mean():.1f}" for k, v in data.items() if k != "rounds"), _kept(ctx)],
-        deviations=_deviations(ctx, int(data["rounds"][-1])))
+        across("CA-Fed (1e-2) similar to More available", per_mode(lambda small, _, more, __: at_most(
+            "mean over rounds of |CA-Fed (1e-2) - More available| (pp)", float(gap(small, more).mean()),
+            SMALLEST_EFFECT, basis="monte_carlo", samples=gap(small, more), note=tolerance)), what="choice"),
+        across("CA-Fed (1e-2) nearer More available than Unbiased", per_mode(
+            lambda small, _, more, unbiased: paired_difference(
+                "mean over rounds of |CA - Unbiased| - |CA - More available|", gap(small, unbiased), gap(small, more),
+                unit=" (pp)")), what="choice"),
+        across("CA-Fed (1e2) overlaps Unbiased", per_mode(lambda _, large, __, unbiased: at_most(
+            "mean over rounds of |CA-Fed (1e2) - Unbiased| (pp)", float(gap(large, unbiased).mean()), SMALLEST_EFFECT,
+            basis="monte_carlo", samples=gap(large, unbiased), note=tolerance)), what="choice"),
+    ], notes=[f"{mode}: mean accuracy over rounds (pp): " + ", ".join(
+        f"{k}: {v[:, 1:].mean():.1f}" for k, v in data.items() if k != "rounds") for mode, data in curves.items()]
+        + [_kept(ctx, mode) for mode in MODES],
+        deviations=_deviations(ctx, int(curves[MODES[0]]["rounds"][-1])))
 
 
-def _kept(ctx) -> str:
+def _kept(ctx, mode: str) -> str:
     """How many clients CA-Fed (kappa2 = 1e-2) gives a weight q_i > 0, per round (a rerun of the same config)."""
     T = thesis_fig2_2.rounds(ctx)
     n = thesis_fig2_1.clients(ctx)
-    spec = thesis_fig2_1.methods(thesis_fig2_1.leaf_problem(n), T, kappas=(1e-2,), others=())["CA-Fed"]
+    spec = thesis_fig2_1.methods(thesis_fig2_1.leaf_problem(n), T, kappas=(1e-2,), others=(), mode=mode)["CA-Fed"]
     kept = drive(thesis_fig2_1.leaf_config(ctx, spec, T, every=T))["kept"]
-    return (f"CA-Fed (1e-2) keeps {kept.mean():.2f} of {n} clients per round on average (More available keeps the "
-            f"{n // 2} more available ones)")
+    return (f"{mode}: CA-Fed (1e-2) keeps {kept.mean():.2f} of {n} clients per round on average (More available keeps "
+            f"the {n // 2} more available ones)")
 
 
 @claim("thesis.cafed_leaf.fig2_1a_ordering",
        "seed 001 Ch. 2 §2.5.2, Fig. 2.1a (L870-877); digest 001 §5.2, §8 V27",
        "On Synthetic LEAF after T = 200 rounds CA-Fed (kappa_bar^2 = 1) has the highest test accuracy, +1.56 pp above "
        "the second best, AdaFed, which beats Unbiased, More available and F3AST.",
-       kind="reproduction", expect="violated",
-       because="on our testbed CA-Fed (kappa_bar^2 = 1) excludes clients it needs and ends below AdaFed and Unbiased; "
-               "AdaFed's lead over the other baselines reproduces only in part")
+       kind="reproduction", expect="violated", severity="experiment",
+       where="§2.5.2, 'CA-Fed vs. baselines', Fig. 2.1a",
+       quote="Across all three datasets, CA-Fed consistently outperforms the baselines, achieving higher test "
+             "accuracy (+1.56 pp on Synthetic; +0.94 pp on MNIST; +1.32 pp on CIFAR-10) compared to the second best "
+             "performing method, AdaFed.",
+       because="on our testbed CA-Fed (kappa_bar^2 = 1) excludes clients it needs and ends below AdaFed under both "
+               "F_i* modes; AdaFed's lead over the other baselines reproduces only in part (not over Unbiased)",
+       defence=DEFENCE_LEAF)
 @one_thread
 def fig2_1a_ordering(ctx) -> Evidence:
-    data = thesis_fig2_1.compute(ctx, _run(ctx))
-    final = {k: v[:, -1] for k, v in data.items() if k != "rounds"}
-    checks = [paired_difference("final accuracy: CA-Fed minus AdaFed", final["CA-Fed"], final["AdaFed"], unit=" (pp)",
-                                note="thesis: +1.56 pp")]
-    checks += [paired_difference(f"final accuracy: AdaFed minus {other}", final["AdaFed"], final[other],
+    curves = _curves(ctx, thesis_fig2_1)
+    final = {mode: {k: v[:, -1] for k, v in data.items() if k != "rounds"} for mode, data in curves.items()}
+    base = final[MODES[0]]  # the baselines do not depend on CA-Fed's mode
+    checks = [across("CA-Fed beats AdaFed at T", {mode: paired_difference(
+        "final accuracy: CA-Fed minus AdaFed", f["CA-Fed"], f["AdaFed"], unit=" (pp)", note="thesis: +1.56 pp")
+        for mode, f in final.items()}, what="choice")]
+    checks += [paired_difference(f"final accuracy: AdaFed minus {other}", base["AdaFed"], base[other],
                                  unit=" (pp)") for other in ("Unbiased", "More available", "F3AST")]
     f3ast = ("F3AST is the f3ast kernel (FedAWE's reading: weights pi_k / r_k with pi_k = 1/m, budget 0.45 N, "
              "smoothness 1/T), since the thesis states no rule (digest 001 §2.5 item 4).")
-    finals = ", ".join(f"{k}: {v.mean():.1f}" for k, v in final.items())
-    return Evidence(checks, notes=[f"final accuracy (pp): {finals}"],
-                    deviations=_deviations(ctx, int(data["rounds"][-1])) + [f3ast])
+    return Evidence(checks, notes=[f"{mode}: final accuracy (pp): " + ", ".join(f"{k}: {v.mean():.1f}"
+                                                                               for k, v in f.items())
+                                   for mode, f in final.items()],
+                    deviations=_deviations(ctx, int(curves[MODES[0]]["rounds"][-1])) + [f3ast])

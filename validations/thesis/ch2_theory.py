@@ -15,14 +15,19 @@ import numpy as np
 from testbeds.heterogeneity import chi2, gamma_ch1, sigma_g2_at_optimum
 from testbeds.quadratic import random_quadratic
 from theorylab.bounds import thesis_ch2 as ch2
-from theorylab.checks import at_least, at_most, equal, trend
+from theorylab.checks import across, at_least, at_most, auxiliary, equal, trend
 from theorylab.claims import Evidence, claim
 
 
 @claim("thesis.ch2.remark_1_3_1",
        "seed 001 Ch. 1, Remark 1.3.1, eqs. (1.6)-(1.9); digest 001 §1.1, §8 V7",
        "For L-smooth, mu-strongly convex F_i: Gamma = F* - sum_i alpha_i F_i* <= sigma_g^2 / (2 mu) and "
-       "sigma_g^2 = sum_i alpha_i ||grad F_i(w*)||^2 <= 2 L Gamma.", kind="statement")
+       "sigma_g^2 = sum_i alpha_i ||grad F_i(w*)||^2 <= 2 L Gamma.", kind="statement",
+       where="Ch. 1 §1.3, Remark 1.3.1, eqs. (1.8)-(1.9)",
+       quote=r"\Gamma \triangleq \sum_{i=1}^N \alpha_i [F_i(\mathbf{w}^*) - F_i^*] \leq \frac{1}{2\mu} \sum_{i=1}^N "
+             r"\alpha_i \|\nabla F_i(\mathbf{w}^*) - \nabla F(\mathbf{w}^*)\|^2 \leq \frac{\sigma_g^2}{2\mu}, "
+             r"\quad (1.8) … \sigma_g^2 \triangleq \sum_{i=1}^N \alpha_i \|\nabla F_i(\mathbf{w}^*)\|^2 \leq 2L "
+             r"\sum_{i=1}^N \alpha_i [F_i(\mathbf{w}^*) - F_i^*] \leq 2L\Gamma. \quad (1.9)")
 def remark_1_3_1(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 131]))
     worst_18 = worst_19 = 0.0
@@ -87,7 +92,17 @@ ROUNDING = "relative to max(1, |f(a)| + |f(b)|); 1e-12 absorbs floating-point ro
 @claim("thesis.ch2.chi2_convexity",
        "seed 001 Ch. 2, (2.19); App. D, Prop. D.2, (A.171)-(A.173), (A.179)-(A.183); digest 001 §4.5, §8 V15",
        "chi^2(alpha || pi~q), p_i = pi_i q_i / sum_h pi_h q_h, is convex on {q > 0, ||q||_1 = Q} (Prop. D.2), hence so "
-       "is the objective eps_opt_bar + eps_bias_bar of (2.19).", kind="statement", expect="violated", because=PROP_D2)
+       "is the objective eps_opt_bar + eps_bias_bar of (2.19).", kind="statement", expect="violated", because=PROP_D2,
+       severity="statement", where="App. D, Proposition D.2 and its proof (A.179)-(A.186); §2.3.3 on (2.19)",
+       quote=r"Proposition D.2. *The function $\chi_{\alpha\|p}^2(\mathbf{q})$ is convex over $\mathbb{R}_{>0}^N \cap "
+             r"\{\mathbf{q} : \|\mathbf{q}\|_1 = Q > 0\}$.*",
+       defence="The authors can answer that the proof (A.180)-(A.186) is correct for the slice on which c^T q + d is "
+               "fixed, i.e. pi^T q = Q, and that for equal availabilities this slice is the stated one; we confirm "
+               "both (the last two checks hold). The statement stands refuted as printed: with h_i(q) = pi_i q_i / "
+               "sum_k pi_k q_k of (A.171) the slice ||q||_1 = Q fixes pi^T q only when every pi_i is equal, and one "
+               "pair of positive q on ||q||_1 = 1 with heterogeneous pi, evaluated in exact rational arithmetic, "
+               "has its midpoint above the chord (64.66 > 63.24); so (2.19), whose constraint is ||q||_1 = Q, is "
+               "not shown convex by Appendix D.")
 def chi2_convexity(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 173]))
     pairs = ctx.pick(2000, 20000)
@@ -104,17 +119,20 @@ def chi2_convexity(ctx) -> Evidence:
                 basis="closed_form", note=note),
         at_most("||q||_1 = Q, heterogeneous pi: max (chi^2 + J) midpoint excess, objective of (2.19)", l1[1], 1e-12,
                 basis="closed_form", note=note),
-        at_most("||q||_1 = Q, equal pi_i: max chi^2 midpoint excess", l1_equal[0], 1e-12, basis="closed_form",
-                note=note + "; the case where pi^T q is fixed on the slice"),
-        at_most("pi^T q = Q (what (A.181) proves): max (chi^2 + J) midpoint excess", max(pi_slice), 1e-12,
-                basis="closed_form", note=note)],
+        auxiliary(at_most("||q||_1 = Q, equal pi_i: max chi^2 midpoint excess", l1_equal[0], 1e-12,
+                          basis="closed_form", note=note + "; the case where pi^T q is fixed on the slice")),
+        auxiliary(at_most("pi^T q = Q (what (A.181) proves): max (chi^2 + J) midpoint excess", max(pi_slice), 1e-12,
+                          basis="closed_form", note=note))],
         errata=[PROP_D2])
 
 
 @claim("thesis.ch2.chi2_nonconvexity",
        "seed 001 App. D, Prop. D.1, (A.174)-(A.178); digest 001 §4.5, §8 V15",
        "chi^2(alpha || q/||q||_1) is not convex on the open orthant: with q = alpha, q' = (Q/N) 1 and zeta = 1/2 the "
-       "midpoint exceeds the chord for Q large, the two sides tending to (A.177) and (A.178).", kind="statement")
+       "midpoint exceeds the chord for Q large, the two sides tending to (A.177) and (A.178).", kind="statement",
+       where="App. D, Proposition D.1 and its proof (A.174)-(A.178)",
+       quote=r"Proposition D.1. *The function $\chi_{\alpha\|p}^2(\mathbf{q})$ is not convex over "
+             r"$\mathbb{R}_{>0}^N$.*")
 def chi2_nonconvexity(ctx) -> Evidence:
     n, alpha, Q = 4, np.array([0.4, 0.3, 0.2, 0.1]), 1e7
     uniform = np.full(n, Q / n)
@@ -133,7 +151,9 @@ def chi2_nonconvexity(ctx) -> Evidence:
        "seed 001 App. E, (A.192)-(A.207); digest 001 §4.5, §7.4",
        "The q-optimisation (A.192) is convex through the perspective (A.194), and its solution is the KKT closed "
        "form q_i* = (iota* pi_i - theta*) / A_ii on the support (A.204) with iota*, theta* of (A.206)-(A.207).",
-       kind="statement")
+       kind="statement", where="App. E.A-E.C, (A.192)-(A.207)",
+       quote=r"and then the optimization problem defined by (A.194a)–(A.194e) is convex. We solve it with the method "
+             r"of Lagrange multipliers. … q_i^* = \frac{1}{A_{kk}} (\iota^* \pi_i - \theta^*); \quad (\text{A.204})")
 def q_kkt(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 192]))
     gap_value = gap_q = gap_theta = 0.0
@@ -157,34 +177,54 @@ def q_kkt(ctx) -> Evidence:
               atol=1e-9, basis="independent", note="instances whose support has two distinct pi at least")])
 
 
-def _guideline_instance(sigma2: float):
-    """(A.192) with the constants of Theorem 2.3.3 for 8 clients (pi spread over [0.1, 0.9], a lambda = 0.5 chain)."""
-    pi = np.linspace(0.1, 0.9, 8)
+def _guideline_instance(n: int, sigma2: float):
+    """(A.192) with the constants of Theorem 2.3.3 for ``n`` independent two-state clients (M = 2^n joint states;
+    pi spread over [0.1, 0.9], a lambda = 0.5 chain, eta_t = 0.01/t, K = 1), evaluated at q = 1 (Q = n)."""
+    pi = np.linspace(0.1, 0.9, n)
     sched = ch2.PowerSchedule(0.01, 1.0)
     consts = ch2.Ch2Constants(L=1.0, K=1, diam=2.0, D=1.0, G=1.0, H=1.0, Gamma=0.1, pi=tuple(pi),
-                              sigma2=(sigma2,) * 8)
-    chain = ch2.ChainMixing(C_P=2.0, T_P=0, lam=0.75, M=2 ** 8)
-    bound = ch2.eps_opt_bound(np.ones(8), consts, chain, sched, terms=20_000)
+                              sigma2=(sigma2,) * n)
+    chain = ch2.ChainMixing(C_P=2.0, T_P=0, lam=0.75, M=2 ** n)
+    bound = ch2.eps_opt_bound(np.ones(n), consts, chain, sched, terms=20_000)
     return pi, bound.sigma_diag, bound.v
 
 
+REGIMES = {"8 clients (M = 2^8), sigma_i^2 = 1": (8, 1.0), "8 clients (M = 2^8), sigma_i^2 = 1e8": (8, 1e8),
+           "100 clients as in the thesis (M = 2^100), sigma_i^2 = 1e8": (100, 1e8)}
+
+
 @claim("thesis.ch2.guideline_a",
-       "seed 001 Ch. 2, Guideline A (§2.3.3, App. E); digest 001 §4.5 caveat, §6 erratum 22, §8 V16",
-       "The optimum of (A.192) gives zero weight to the least available clients and weights increasing in pi_i "
-       "(Guideline A: exclude low-pi clients).", kind="statement", expect="violated",
-       because="A_ii = 2(K+1) pi_i sigma_i^2 S_2 grows with pi_i, so q_i* = (iota* - theta*/pi_i) / (2(K+1) sigma_i^2 "
-               "S_2) increases with pi_i only when theta* > 0; when the variance term dominates v, theta* < 0 and q* "
-               "decreases in pi with no exclusion (digest §4.5, erratum 22)")
+       "seed 001 Ch. 2, Guideline A (§2.3.3.1), App. E.B (A.204); digest 001 §4.5 caveat, §6 erratum 22, §8 V16",
+       "The optimum of (A.192) gives weights q_i* that increase with pi_i (App. E.B), so the least available clients "
+       "get the smallest weights and can be excluded (Guideline A).", kind="statement", expect="inconclusive",
+       where="App. E.B, after (A.204); §2.3.3.1, Guideline A",
+       quote=r"By considering $A_{kk} \geq 0$ and $\iota^* \geq 0$ in Equation (A.204), we conclude that q_i^* "
+             r"increases with π_i , providing analytical support for Guideline A.",
+       because="regime-dependent (digest §4.5, V16: 'report regime'): A_ii = 2(K+1) pi_i sigma_i^2 S_2 grows with "
+               "pi_i, so q_i* = (iota* - theta*/pi_i) / (2(K+1) sigma_i^2 S_2) increases with pi_i only when "
+               "theta* > 0. With 8 clients and sigma_i^2 = 1, v dominates and q* increases with pi (low-pi clients "
+               "excluded); with 8 clients and sigma_i^2 = 1e8 the variance term dominates, theta* < 0 and q* "
+               "decreases in pi; with the thesis' 100 clients v ~ M = 2^100 dominates even at sigma_i^2 = 1e8",
+       defence="The authors can answer that Guideline A is meant for their setting, where M = 2^N joint states make v "
+               "dominate for any realistic noise, and there (A.204) does give q* increasing in pi; we agree, hence no "
+               "erratum. What stays open is the step in E.B: it treats A_kk as a constant independent of pi_i, while "
+               "(A.189) makes it proportional to pi_i, so the conclusion needs theta* > 0, which E.B does not show; "
+               "a clarification of the regime would settle it.")
 def guideline_a(ctx) -> Evidence:
-    checks = []
-    for sigma2, label in ((1.0, "sigma^2 = 1 (v dominates)"), (1e8, "sigma^2 = 1e8 (variance dominates)")):
-        pi, A, B = _guideline_instance(sigma2)
-        sol = ch2.optimal_q_kkt(A, pi, B, 8.0)  # Q = 8, the ||q||_1 at which v was evaluated
+    outcomes = {}
+    for label, (n, sigma2) in REGIMES.items():
+        pi, A, B = _guideline_instance(n, sigma2)
+        sol = ch2.optimal_q_kkt(A, pi, B, float(n))  # Q = n, the ||q||_1 at which v was evaluated
         regime = ch2.guideline_a_regime(sol, pi)
-        checks.append(trend(f"{label}: q* excludes low-pi clients and increases in pi", np.round(sol.q, 4).tolist(),
-                            regime["excluded"] > 0 and regime["increasing_in_pi"], "excludes low pi, increasing",
-                            pi.round(3).tolist(), basis="closed_form",
-                            note=f"regime: {regime['regime']}; theta* = {sol.theta:.4g}; B = v = {B:.4g}, "
-                                 f"A_ii in [{A.min():.3g}, {A.max():.3g}] (Theorem 2.3.3 calculator, "
-                                 "eta_t = 0.01/t, K = 1, M = 2^8)"))
-    return Evidence(checks, errata=["Guideline A holds only in the v-dominated regime (digest §6 erratum 22)."])
+        ends = np.r_[0:4, n - 4:n]  # the four least and the four most available clients
+        outcomes[label] = trend(f"{label}: q* non-decreasing in pi", np.round(sol.q[ends], 4).tolist(),
+                                regime["increasing_in_pi"], "non-decreasing in pi", pi[ends].round(3).tolist(),
+                                basis="closed_form",
+                                note=f"regime: {regime['regime']}; {regime['excluded']} of {n} clients excluded; "
+                                     f"theta* = {sol.theta:.4g}; B = v = {B:.4g}, A_ii in [{A.min():.3g}, "
+                                     f"{A.max():.3g}] (Theorem 2.3.3 calculator, eta_t = 0.01/t, K = 1); the weights "
+                                     "of the four least and four most available clients shown")
+    return Evidence([across("q* of (A.192) increases with pi_i", outcomes, what="choice")],
+                    errata=["(A.204) gives q_i* = (iota* pi_i - theta*) / A_ii with A_ii proportional to pi_i "
+                            "(A.189): q_i* increases with pi_i only when theta* > 0, i.e. when v dominates the "
+                            "variance term (digest §6 erratum 22)."])

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from theorylab.checks import at_least, at_most, equal, in_interval, max_standardised_gap, printed
+from theorylab.checks import at_least, at_most, auxiliary, equal, in_interval, max_standardised_gap, printed
 from theorylab.claims import Evidence, claim
 from theorylab.participation import markov_analytics as ma
 from theorylab.participation.estimators import observe
@@ -41,7 +41,8 @@ def _left_law(P: np.ndarray) -> np.ndarray:
        "seed 001 App. F.C, eqs. (A.216)-(A.218); digest 001 §3.3, §8 V1",
        "The matrix (A.216) built from (pi, lambda_2) is stochastic exactly when max{1-1/pi, 1-1/(1-pi)} <= lambda_2 "
        "< 1; its rows sum to 1, its stationary law is [1-pi, pi], its eigenvalues are {1, lambda_2}, and (A.217)-"
-       "(A.218) recover (pi, lambda_2) from it.", kind="statement")
+       "(A.218) recover (pi, lambda_2) from it.", kind="statement", where="App. F.C, eqs. (A.216)-(A.218)",
+       quote=r"\lambda_2(\mathbf{P}_i) = p_0^{(k)} + p_1^{(k)} - 1. \quad (\text{A.218})")
 def two_state(ctx) -> Evidence:
     grid = [(p, l) for p in (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
             for l in np.linspace(ma.lambda_range(p)[0], 0.99, ctx.pick(9, 41))]
@@ -70,8 +71,9 @@ def two_state(ctx) -> Evidence:
               float(max(np.abs(back_pi - pi).max(), np.abs(back_lam - lam).max())), 0.0, atol=1e-12,
               basis="closed_form"),
         equal("max |smallest stochastic lambda on a 1e-4 grid - max{1-1/pi, 1-1/(1-pi)}|", max(boundary), 0.0,
-              atol=step, basis="closed_form", note="pi in {0.05, 0.3, 0.5, 0.8}; lambda < 1 keeps the chain "
-                                                   "irreducible (lambda = 1 is the identity)"),
+              atol=step, basis="digest", note="the feasible range is the digest's derivation (§3.3 [D]), not the "
+                                              "thesis'; pi in {0.05, 0.3, 0.5, 0.8}; lambda < 1 keeps the chain "
+                                              "irreducible (lambda = 1 is the identity)"),
     ])
 
 
@@ -82,7 +84,11 @@ def two_state(ctx) -> Evidence:
        "the Kronecker product of theirs, its eigenvalues are the products of theirs, and its second largest "
        "eigenvalue modulus is max_i |lambda_2(P_i)| (so lambda(P) = max_i lambda(P_i)). With clusters sharing a "
        "chain, lowering the aggregate eigenvalue needs all clients of the most correlated cluster excluded.",
-       kind="statement")
+       kind="statement", where="App. F.B, Propositions F.1-F.4, eq. (A.214); §2.5.2, 'CA-Fed with Spatial Correlation'",
+       quote=r"To reduce the eigenvalue of the aggregate Markov chain, CA-Fed needs to exclude all clients in the "
+             r"cluster $\bar{c} = \arg \max_{c \in \mathcal{C}} \lambda_c$. … Proposition F.1. The stationary "
+             r"distribution of the Markov chain defined by $\tilde{\mathbf{P}} = \mathbf{P}_1 \otimes \mathbf{P}_2$ "
+             r"is the Kronecker product $\tilde{\boldsymbol{\rho}} = \boldsymbol{\pi}_1 \otimes \boldsymbol{\pi}_2$.")
 @one_thread
 def product_chain(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 214]))
@@ -137,7 +143,10 @@ def product_chain(ctx) -> Evidence:
        "seed 001 Ch. 2 eq. (2.5), Lemma B.16, eqs. (A.136)-(A.137) (from Sun et al. 2018, Lemma 1); digest 001 "
        "§3.1-3.2, §8 V3",
        "max_ij |[P^t]_ij - rho_j| <= C_P lambda(P)^t for t >= T_P, with C_P of (A.136), T_P of (A.137) (0 for a "
-       "diagonalizable chain) and lambda(P) = (lambda_bar_2 + 1)/2.", kind="statement")
+       "diagonalizable chain) and lambda(P) = (lambda_bar_2 + 1)/2.", kind="statement",
+       where="§2.3, eq. (2.5); App. B, Lemma B.16, (A.136)-(A.137)",
+       quote=r"$$\max_{i,j \in [M]} \left| [\mathbf{P}^t]_{i,j} - \rho_j \right| \leq C_P \cdot \lambda(\mathbf{P})^t, "
+             r"\quad \text{for } t \geq T_P, \quad (5)$$")
 def mixing_bound(ctx) -> Evidence:
     rounds = ctx.pick(200, 400)
     mix = np.array(CH2_MIX * 2)
@@ -160,11 +169,11 @@ def mixing_bound(ctx) -> Evidence:
                     float((gap / (const.c_p * const.lam ** t)).max()), 1.0, basis="enumeration",
                     note=f"C_P = {const.c_p:.4g}: within a repeated eigenvalue numpy picks another basis, so C_P may "
                          "differ from the Kronecker basis' value; the bound holds for every basis"),
-            equal(f"{name}: ln C_P by the log-space Kronecker rule over numpy's per-client eigenbases vs the "
-                  "closed form", ma.log_c_p_product(mats), log_c, atol=1e-9, basis="independent",
-                  note="unit-norm eigenvectors (markov_analytics docstring)"),
-            equal(f"{name}: T_P (A.137)", const.t_p, 0.0, atol=0.0, basis="closed_form",
-                  note="every Jordan block has size one (the chain is diagonalizable)"),
+            auxiliary(equal(f"{name}: ln C_P by the log-space Kronecker rule over numpy's per-client eigenbases vs "
+                            "the closed form", ma.log_c_p_product(mats), log_c, atol=1e-9, basis="independent",
+                            note="unit-norm eigenvectors (markov_analytics docstring)")),
+            auxiliary(equal(f"{name}: T_P (A.137)", const.t_p, 0.0, atol=0.0, basis="closed_form",
+                            note="every Jordan block has size one (the chain is diagonalizable)")),
         ]
     defective = np.array([[0, 0, 1], [1 / 8, 0, 7 / 8], [0, 1 / 2, 1 / 2]])
     const = ma.mixing_constants(defective)
@@ -190,7 +199,11 @@ def mixing_bound(ctx) -> Evidence:
        "§8 V4",
        "A two-state chain has d(t) = |lambda_2|^t max(pi, 1-pi) and the exact t_mix(eps) that follows; "
        "(t_rel - 1) ln(1/(2 eps)) <= t_mix(eps) <= ln(1/(eps rho_min)) t_rel; the expected hitting time of the "
-       "slowest Ch. 2 chain, max_i 1/((1-lambda_i) pi_i), is 100.", kind="statement")
+       "slowest Ch. 2 chain, max_i 1/((1-lambda_i) pi_i), is 100.", kind="statement",
+       where="App. F.A (Levin-Peres bounds); §2.5.2, 'Estimation of the clients' availability and correlation'",
+       quote=r"which is given by $\max_{i \in \mathcal{N}} \frac{1}{(1-\lambda_i)\pi_i} = 100$. … "
+             r"$(t_{\text{rel}} - 1) \log\left(\frac{1}{2\varepsilon}\right) \leq t_{\text{mix}}(\varepsilon) \leq "
+             r"\log\left(\frac{1}{\varepsilon \rho_{\min}}\right) t_{\text{rel}}$")
 @one_thread
 def mixing_time(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 156]))
@@ -199,12 +212,14 @@ def mixing_time(ctx) -> Evidence:
     tv_gap = max(float(np.abs(ma.worst_tv(Pi, rounds) - ma.two_state_tv(p, l, np.arange(rounds))).max())
                  for Pi, p, l in zip(ma.two_state_matrix(pi, lam), pi, lam))
     checks = [equal("max |d(t) by matrix powers - |lambda|^t max(pi, 1-pi)|", tv_gap, 0.0, atol=1e-13,
-                    basis="enumeration", note=f"{len(pi)} random chains, t < {rounds}")]
+                    basis="digest", note=f"{len(pi)} random chains, t < {rounds}; the two-state closed form is the "
+                                         "digest's (§3.3 [D])")]
     for eps in (0.25, 0.01):
         exact = ma.two_state_mixing_time(pi, lam, eps)
         powered = [ma.mixing_time(Pi, eps) for Pi in ma.two_state_matrix(pi, lam)]
         checks.append(equal(f"eps = {eps}: max |t_mix closed form - t_mix by powering|",
-                            float(np.abs(exact - powered).max()), 0.0, atol=0.0, basis="enumeration"))
+                            float(np.abs(exact - powered).max()), 0.0, atol=0.0, basis="digest",
+                            note="the closed form is the digest's (§3.3 [D])"))
     for name, params in {"2 states (0.1, 0.9)": np.array([[0.1, 0.9]]),
                          "16 states: the four Ch. 2 classes": np.array(CH2_MIX)}.items():
         P, rho = ma.product_chain(ma.two_state_matrix(params[:, 0], params[:, 1]))
@@ -235,9 +250,10 @@ def _simulated(ctx) -> list:
         freq = masks.double().mean(1).numpy()
         law = np.stack([process.probabilities(t) for t in range(rounds)])
         gaps.append(np.abs(freq - law) / np.sqrt(np.maximum(law * (1 - law), 1e-12) / replicas))
-    checks = [max_standardised_gap("P(active at t | start) vs pi + lambda^t (start - pi), t < 30, both starts",
-                                   float(np.max(gaps)), 2 * rounds * 4,
-                                   note=f"{replicas} replicas per start; the worst start's gap is d(t)")]
+    checks = [auxiliary(max_standardised_gap("P(active at t | start) vs pi + lambda^t (start - pi), t < 30, both "
+                                             "starts", float(np.max(gaps)), 2 * rounds * 4,
+                                             note=f"{replicas} replicas per start; the worst start's gap is d(t): the "
+                                                  "simulator against the two-state law"))]
     slow = markov([0.1], [0.9])
     series = torch.stack([m[:, 0] for _, m in observe(slow, ctx.pick(4000, 20000), Streams(ctx.seed, 16))]).numpy()
     sojourns = ma.inactive_sojourns(series)
