@@ -100,9 +100,9 @@ def cafed_mode(mode: str, problem: dict) -> dict:
 
 
 def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbiased", "More available"),
-            mode: str = ORACLE) -> dict:
+            mode: str = ORACLE, lr: float = STEPS["lr"]) -> dict:
     """Algorithm specs by label: CA-Fed for each ``kappas`` (label ``CA-Fed`` when there is one) in ``mode``
-    (:data:`CAFED_MODES`), then ``others``."""
+    (:data:`CAFED_MODES`), then ``others``; all with the local step ``lr`` (default the common 0.05)."""
     pi, lam = availability(problem["n_clients"])
     q = np.asarray(build("testbed", problem).alpha) / np.asarray(pi)
     more = np.where(np.asarray(pi) > 0.5, q, 0.0)
@@ -115,7 +115,7 @@ def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbias
     cafed = {"name": "cafed", "pi": pi, "lam": lam, **cafed_mode(mode, problem)}
     out = {("CA-Fed" if len(kappas) == 1 else f"CA-Fed ({k:g})"): {**cafed, "kappa2": k} for k in kappas}
     out.update({label: table[label] for label in others})
-    return {label: {**spec, **STEPS} for label, spec in out.items()}
+    return {label: {**spec, **STEPS, "lr": lr} for label, spec in out.items()}
 
 
 def leaf_config(ctx, algorithm: dict, rounds: int, gamma: float = 0.5, every: int = 10) -> RunConfig:
@@ -142,11 +142,11 @@ def accuracy_curves(ctx, rounds: int, labels: dict, run=None) -> dict:
     return out
 
 
-def compute(ctx, run=None, mode: str = ORACLE) -> dict:
+def compute(ctx, run=None, mode: str = ORACLE, lr: float = STEPS["lr"],
+            others=("AdaFed", "Unbiased", "More available", "F3AST")) -> dict:
     rounds = horizon(ctx)
     problem = leaf_problem(clients(ctx))
-    return accuracy_curves(ctx, rounds, methods(problem, rounds, others=("AdaFed", "Unbiased", "More available",
-                                                                         "F3AST"), mode=mode), run)
+    return accuracy_curves(ctx, rounds, methods(problem, rounds, others=others, mode=mode, lr=lr), run)
 
 
 def draw_curves(ax, data: dict, colors: dict | None = None) -> None:

@@ -50,11 +50,15 @@ def witness(d: dict) -> str:
             f"{fmt_value(head['theory'])} ({head['basis']}{spread})")
 
 
-def readings(d: dict) -> list[str]:
-    """Each reading or free choice tried, with its outcome, for every check decided under several."""
+def readings(d: dict, disputed: bool = False) -> list[str]:
+    """Each reading or free choice tried, with its outcome, for every check decided under several (with
+    ``disputed``, only for the checks whose readings disagree)."""
     lines = []
     for c in d["checks"]:
-        for label, r in (c.get("readings") or {}).items():
+        outcomes = c.get("readings") or {}
+        if disputed and not {"holds", "violated"} <= {r["verdict"] for r in outcomes.values()}:
+            continue
+        for label, r in outcomes.items():
             lines.append(f"{c['name']} — {label}: {r['verdict']} (measured {fmt_value(r['measured'])} "
                          f"{r['relation']} {fmt_value(r['theory'])})")
     return lines
@@ -128,7 +132,8 @@ def markdown(results: Sequence[Result], titles: dict[str, str], mode: str | None
         if g["clarifications"]:
             lines += ["#### Clarifications requested (the verdict depends on the reading)", ""]
             for d in g["clarifications"]:
-                lines += [f"- **{d['id']}** — {d['statement']} " + "; ".join(readings(d)) + f" (`{command(d, mode)}`)"]
+                lines += [f"- **{d['id']}** — {d['statement']}", ""] + [f"  - {t}" for t in readings(d, True)] + [
+                    f"  - `{command(d, mode)}`", ""]
             lines += [""]
         if g["unreviewed"]:
             lines += ["#### Unreviewed violations (not errata: no one expected them; a defect of ours until reviewed)",

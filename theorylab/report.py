@@ -64,12 +64,17 @@ def summary(results: Sequence[Result]) -> list[str]:
     ]
 
 
+def clip(text: str, width: int = 44) -> str:
+    """A table cell cut to ``width`` characters (the reports hold the whole value)."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def table(results: Sequence[Result]) -> str:
     rows = [("claim", "kind", "verdict", "measured", "theory", "relation", "basis", "tightness", "seconds")]
     for r in results:
         d = r.as_dict()
-        rows.append((d["id"], d["kind"], mark(r.label), fmt(d["measured"]), fmt(d["theory"]), d["relation"] or "",
-                     d["basis"] or "", fmt(d["tightness"]), f"{r.seconds:.1f}"))
+        rows.append((d["id"], d["kind"], mark(r.label), clip(fmt(d["measured"])), clip(fmt(d["theory"])),
+                     clip(d["relation"] or ""), d["basis"] or "", fmt(d["tightness"]), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
