@@ -7,7 +7,7 @@ import pytest
 from theorylab.cli import main
 
 # fast claims: Monte Carlo over the seed's streams, exact enumeration, a violated one, one with a figure
-CLAIMS = ["fedawe.lemma1", "fedawe.mixing", "thesis.cafed.proxy", "thesis.ch4.lemma_a1", "thesis.ch4.unbiased",
+CLAIMS = ["afga.appc_projection", "fedawe.lemma1", "fedawe.mixing", "thesis.ch4.lemma_a1", "thesis.ch4.unbiased",
           "thesis.ch5.equal_serving"]
 
 
