@@ -60,6 +60,7 @@ def test_channel_leaves_participation_and_gradient_draws_alone():
     ({"uplink": [0.1, 0.2], "n_clients": 3}, "n_clients = 3 does not match"),
     ({}, "bernoulli_loss needs downlink, uplink or n_clients"),
     ({"uplink": [float("nan")]}, r"uplink\[0\]"),
+    ({"n_clients": -3}, r"n_clients must be an integer in \[1, inf\]; got -3"),
 ])
 def test_bad_loss_probabilities_are_refused_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):

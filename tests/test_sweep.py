@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from theorylab import grid, sweep
@@ -219,3 +221,23 @@ def test_a_grid_whose_first_cell_cannot_run_is_refused_and_keeps_the_earlier_tab
     capsys.readouterr()  # the metric's probe runs the first cell before any other: a usage error, nothing written
     assert main(["sweep", str(path), "--out", str(out), "--scheduler", scheduler, "--max-cells", "5"]) == 2
     assert "participation has 3 clients" in capsys.readouterr().err and (out / "g.csv").read_text() == table
+
+
+_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-3, 50), st.floats(-1e3, 1e3), st.just(float("nan")),
+                   st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3))
+_AXIS = st.sampled_from(["seed", "rounds", "replicas", "every", "device", "dtype", "algorithm.lr",
+                         "algorithm.local_steps", "algorithm.name", "algorithm.aggregation", "algorithm.bogus",
+                         "participation.p", "participation.dynamics", "problem.dim", "problem.sigma", "metric.x"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(_AXIS, st.lists(_VALUE, min_size=0, max_size=3), max_size=3), st.booleans(),
+       st.one_of(st.just("server.dist2"), st.text(max_size=8)))
+def test_fuzzed_grids_are_parsed_or_refused_by_name(axes, zipped, metric):
+    """Grid files with arbitrary axes and values (issue 24): a grid, or a ValueError — never another exception."""
+    raw = spec(**({"zip": axes} if zipped else {"product": axes}), metric=metric)
+    try:
+        parsed = grid.parse(raw)
+    except ValueError:
+        return
+    assert parsed.size == len(grid.expand(parsed))

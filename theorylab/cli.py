@@ -195,9 +195,10 @@ def cmd_figure(args) -> int:
     if not names:
         print("name a figure or pass --all; see `theorylab list figure`", file=sys.stderr)
         return 2
+    recipes = [lookup("figure", name).obj for name in names]  # an unknown name before any store is created
     ctx = Context(quick=args.quick, seed=args.seed, store=_store(args), figure_dir=Path(args.out))
-    for name in progress(names, None, desc="figures"):
-        print(lookup("figure", name).obj(ctx))
+    for recipe in progress(recipes, None, desc="figures"):
+        print(recipe(ctx))
     return 0
 
 

@@ -34,6 +34,7 @@ from theorylab.kernels.algorithm import Links
 from theorylab.participation.base import check_probabilities
 from theorylab.registry import register
 from theorylab.rng import Streams
+from theorylab.validation import integer
 
 
 class DeliveryLaw(NamedTuple):
@@ -92,6 +93,8 @@ def bernoulli_loss(downlink=None, uplink=None, n_clients: int | None = None) -> 
     Either list may be omitted (no loss on that link) when the other is given or ``n_clients`` is."""
     if downlink is None and uplink is None and n_clients is None:
         raise ValueError("bernoulli_loss needs downlink, uplink or n_clients")
+    if n_clients is not None:
+        n_clients = integer("n_clients", n_clients, 1)
     m = n_clients if downlink is None and uplink is None else len(np.atleast_1d(downlink if downlink is not None
                                                                                   else uplink))
     if n_clients is not None and n_clients != m:
