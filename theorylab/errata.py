@@ -97,8 +97,8 @@ def _finding(n: int, d: dict, mode: str | None) -> list[str]:
         lines += ["**What to correct.**", ""] + [f"- {e}" for e in d["errata"]] + [""]
     lines += [f"**Witness.** {witness(d)}", ""]
     tried = readings(d)
-    lines += ["**Readings tried.** " + ("" if tried else "the statement admits one reading here (the digest lists "
-                                        "no alternative for the point it turns on)."), ""]
+    lines += ["**Readings tried.** " + ("" if tried else "one: no check of this finding was decided under "
+                                        "alternative readings or choices."), ""]
     lines += [f"- {t}" for t in tried] + ([""] if tried else [])
     lines += [f"**Defence.** {d['defence'] or '(none recorded)'}", "",
               f"**Reproduce.** `{command(d, mode)}`", ""]
