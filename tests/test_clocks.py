@@ -184,3 +184,10 @@ def test_snapshot_kernels_refuse_mode_a_slots():
     with _pytest.raises(ValueError, match="slotted"):
         run(config)
     run(config.replace(algorithm={"name": "fedavg"}))  # a synchronous kernel aggregates the arrived slots as given
+
+
+def test_a_log_normal_whose_mean_overflows_is_named():
+    from theorylab.clocks.delays import delay_law
+
+    with pytest.raises(ValueError, match=r"log_normal.*exp\(800\.1\).*mu \+ sigma\^2/2 must be at most 700"):
+        delay_law({"law": "log_normal", "mu": 800.0}, 5)

@@ -72,8 +72,12 @@ def test_report_refuses_a_bad_claims_json_and_keeps_the_page(tmp_path, capsys, c
 def test_out_that_is_a_file_is_a_usage_error_and_creates_nothing(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("x")
+    grid = tmp_path / "g.json"
+    grid.write_text(json.dumps({"base": {"problem": {"name": "scalar_quadratic", "centers": [0.0, 1.0]},
+                                         "participation": {"name": "bernoulli", "p": [0.5, 0.5]},
+                                         "algorithm": {"name": "fedavg"}, "rounds": 2}}))
     for argv in (["validate", "fedawe.prop1", "--quick"], ["report"], ["errata", "fedawe"],
-                 ["figure", "fedawe-fig2"]):
+                 ["figure", "fedawe-fig2"], ["sweep", str(grid)]):
         assert main(argv + ["--out", str(afile)]) == 2, argv
         assert "is a file" in capsys.readouterr().err
     assert main(["validate", "no.such.claim", "--out", str(tmp_path / "fresh")]) == 2

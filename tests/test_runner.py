@@ -53,3 +53,8 @@ def test_mismatched_client_counts_are_rejected():
 def test_bad_run_config(field, value):
     with pytest.raises(ValueError, match=field):
         BASE.replace(**{field: value})
+
+
+def test_a_negative_seed_is_refused_as_the_command_line_refuses_it():
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, inf\]; got -1"):
+        BASE.replace(seed=-1)
