@@ -186,6 +186,35 @@ class Quadratic:
             z.mul_(self.sigma / torch.linalg.vector_norm(z, dim=-1, keepdim=True))
         return z.unbind(1)
 
+    def sample_rows(self, streams: Streams, steps: int, counts: torch.Tensor,
+                    purpose: str = "gradient") -> Sequence[torch.Tensor | None]:
+        """Noise for ``steps`` local steps of ``counts[r]`` clients of replica ``r`` from the ``purpose`` stream: item
+        ``k`` is ``(P, d)`` (:mod:`theorylab.kernels.client_work`); with every client counted, :meth:`sample`'s."""
+        if self.sigma == 0.0:
+            return [None] * steps
+        if self.noise == "gaussian":
+            z = streams.normal_rows(purpose, counts, (steps,), (self.dim,), scale=self.sigma / math.sqrt(self.dim))
+        else:
+            z = streams.normal_rows(purpose, counts, (steps,), (self.dim,))
+            if self.dtype != torch.float32:  # as sample(): the draw is promoted before it is normalised
+                z = z.to(self.dtype)
+            z.mul_(self.sigma / torch.linalg.vector_norm(z, dim=-1, keepdim=True))
+        return z.unbind(0)
+
+    @property
+    def rows_in_table(self) -> bool:
+        """Whether row work keeps the ``(R, m, d)`` table (:mod:`theorylab.kernels.client_work`): yes for full
+        Hessians, whose batched product over the table costs less than gathering a matrix per row."""
+        return not self._diagonal
+
+    def grads_rows(self, x: torch.Tensor, rows, sample_k: torch.Tensor | None) -> torch.Tensor:
+        """:math:`A_i x_p - A_i u_i (+\varepsilon_p)` for the rows ``x`` ``(P, d)`` of clients ``rows.client``
+        (diagonal Hessians: elementwise, the dense layout's arithmetic; full ones keep the table instead)."""
+        if not self._diagonal:
+            raise ValueError("full Hessians compute rows in the (R, m, d) table (rows_in_table)")
+        g = self._A[rows.client] * x - self._Au[rows.client]
+        return g if sample_k is None else g.add_(sample_k)
+
     def stochastic_grads(self, x: torch.Tensor, sample_k: torch.Tensor | None, active=None) -> torch.Tensor:
         """Gradients of every client (``active`` is ignored: the dense batched step is cheaper)."""
         g = self.client_grads(x)

@@ -9,6 +9,10 @@ quadratic on the CPU and on a float32 CNN on a GPU.
 Randomness of the local steps is drawn up front, once per round, by
 ``sample(streams, steps)`` (Gaussian noise for a quadratic, minibatch indices
 for a dataset) and handed back to ``stochastic_grads`` one local step at a time.
+
+A problem that can compute single clients also implements
+:class:`theorylab.kernels.client_work.RowProblem` (``sample_rows``, ``grads_rows``): a round then draws and
+computes the local steps of its participants only.
 """
 
 from __future__ import annotations

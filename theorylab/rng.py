@@ -1,8 +1,9 @@
 """Reproducible random streams, one per (seed, purpose, replica).
 
 Every random number of a run comes from a stream owned by one replica and one
-*purpose* (``participation``, ``gradient``, ``data``, ``init``, and for the world models beyond participation
-``channel`` and ``delay``).  A stream is a
+*purpose* (``participation``, ``gradient``, ``data``, ``init``, for the world models beyond participation
+``channel`` and ``delay``, and ``idle`` for the local work of clients computed outside a round's participants,
+:mod:`theorylab.kernels.client_work`).  A stream is a
 ``torch.Generator`` seeded from a hash of ``(seed, purpose, replica)`` and is
 consumed in round order; within a round the draw has a fixed layout whose
 leading axis is the client.  Hence:
@@ -32,7 +33,7 @@ import hashlib
 
 import torch
 
-PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay")
+PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle")
 _MASK32 = (1 << 32) - 1
 
 
@@ -102,6 +103,21 @@ class Streams:
         if dtype == torch.float32:
             return z.mul_(scale) if scale != 1.0 else z
         return torch.mul(z, scale, out=torch.empty(z.shape, dtype=dtype, device=z.device))
+
+    def normal_rows(self, purpose: str, counts: torch.Tensor, lead: tuple[int, ...], trail: tuple[int, ...],
+                    scale: float = 1.0) -> torch.Tensor:
+        """Float32 normal draws for a ragged set of rows: replica ``r`` draws one ``(*lead, counts[r], *trail)`` block
+        from its own generator (exactly the draw of :meth:`normal` with shape ``(*lead, m, *trail)`` when
+        ``counts[r] = m``); the blocks are joined along the rows axis, replica-major: ``(*lead, sum(counts),
+        *trail)``."""
+        gens = self._generators(purpose)
+        axis = len(lead)
+        blocks = []
+        for gen, k in zip(gens, counts.tolist()):
+            block = torch.empty((*lead, int(k), *trail), dtype=torch.float32, device=self.device)
+            blocks.append(block.normal_(generator=gen))
+        z = torch.cat(blocks, dim=axis)
+        return z.mul_(scale) if scale != 1.0 else z
 
     def integers(self, purpose: str, high: int, shape: tuple[int, ...]) -> torch.Tensor:
         """Uniform integers in ``[0, high)`` of shape ``(replicas, *shape)``."""

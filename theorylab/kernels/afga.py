@@ -50,6 +50,7 @@ import torch
 
 from theorylab.kernels.aggregation import aggregation_weights
 from theorylab.kernels.algorithm import Algorithm, hold_empty
+from theorylab.kernels.client_work import dense_noise
 from theorylab.kernels.local_sgd import check_local_steps
 from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
@@ -166,7 +167,7 @@ def afga(local_steps: int = 24, lr=0.01, topology=None, clusters: int = 1, resam
             new["afga.consensus"], new["afga.drift"] = x.new_zeros(R, steps), x.new_zeros(R, steps)
             gmax = state["afga.gmax"]
         eta = schedule(rnd.t)
-        samples = problem.sample(rnd.streams, steps)
+        samples = dense_noise(problem, rnd.streams, steps, active)  # the reporting clients' noise as FedAvg's
         X = x.unsqueeze(1).expand(-1, N, -1)
         for t in range(steps):
             mask = computing[:, t]

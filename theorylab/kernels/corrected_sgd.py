@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from theorylab.kernels.client_work import client_work
 from theorylab.rng import Streams
 
 
@@ -28,14 +29,16 @@ def check_nonnegative(name: str, value: float) -> float:
 def corrected_sgd(problem, x: torch.Tensor, steps: int, lr: float, streams: Streams, active: torch.Tensor,
                   pull: float = 0.0, shift: torch.Tensor | None = None) -> torch.Tensor:
     """End points ``(R, N, d)`` of ``steps`` corrected SGD steps from the server model ``x`` ``(R, d)``."""
-    anchor = x.unsqueeze(1).expand(-1, problem.n_clients, -1)
-    samples = problem.sample(streams, steps)
+    full = x.unsqueeze(1).expand(-1, problem.n_clients, -1)
+    work = client_work(problem, streams, steps, active)
+    anchor = work.gather(full)
+    shift = None if shift is None else work.gather(shift)
     y = anchor
     for k in range(steps):
-        g = problem.stochastic_grads(y, samples[k], active)
+        g = work.grads(y, k)
         if pull:
             g = g.add_(y - anchor, alpha=pull)
         if shift is not None:
             g = g.add_(shift)
         y = g.mul_(-lr).add_(y)
-    return y
+    return work.scatter(full, y)

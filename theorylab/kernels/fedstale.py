@@ -114,7 +114,7 @@ def fedstale(beta: float = 0.5, local_steps: int = 5, lr=0.05, weights: str = "k
         x, active = state["x"], rnd.active
         first = memory == "first" and rnd.t == 0
         start = x.unsqueeze(1).expand(-1, problem.n_clients, -1)
-        end = local_sgd(problem, start, steps, schedule(rnd.t), rnd.streams, None if all_compute or first else active)
+        end = local_sgd(problem, start, steps, schedule(rnd.t), rnd.streams, active, compute_all=all_compute or first)
         fresh = x.unsqueeze(1) - end
         if first:
             state = {**state, "h": fresh}

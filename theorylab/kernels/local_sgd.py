@@ -2,12 +2,10 @@ r"""Local SGD, the client routine shared by the FedAvg family (seed 001 Alg. 1; 
 
 .. math:: x_i^{(t,k+1)} = x_i^{(t,k)} - \eta_l\, \nabla\ell_i(x_i^{(t,k)};\xi_i^{(t,k)}),\quad k = 0,\dots,s-1,
 
-for every replica and client at once.  The randomness of every client is drawn,
-active or not, so the gradient stream is consumed identically by every algorithm.
-``active`` (``(R, m)`` bool) tells the problem which clients' results will be used:
-a vectorised problem (the quadratic) computes all clients anyway, because a dense
-step costs less than gathering the active ones; a looped problem (a network)
-skips the inactive ones, whose returned rows are then meaningless.
+for every replica and client at once, or for the active ones only: ``active`` (``(R, m)`` bool) tells which
+clients' results will be used, and :func:`theorylab.kernels.client_work.client_work` then computes (and draws the
+noise of) those rows alone when the problem can (the quadratic), while a looped problem (a network) skips the
+inactive ones itself; the returned rows of inactive clients are meaningless either way.
 
 :func:`local_deltas` is the FedAvg-type client of FedAWE's baselines (digest 000 §2.4): every client
 starts from the server model :math:`x^t` and returns :math:`\Delta_i^t = x_i^{(t,s)} - x^t`.  Digest 001 §6 item 14:
@@ -18,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from theorylab.kernels.client_work import client_work
 from theorylab.rng import Streams
 from theorylab.validation import integer
 
@@ -28,13 +27,14 @@ def check_local_steps(local_steps) -> int:
 
 
 def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Streams,
-              active: torch.Tensor | None = None) -> torch.Tensor:
-    """Run ``steps`` SGD steps from ``start`` of shape ``(R, m, d)``; returns the end points."""
-    samples = problem.sample(streams, steps)
-    x = start
+              active: torch.Tensor | None = None, compute_all: bool = False) -> torch.Tensor:
+    """Run ``steps`` SGD steps from ``start`` of shape ``(R, m, d)``; returns the end points (the rows of idle
+    clients are meaningless when ``active`` is given, unless ``compute_all``: :mod:`theorylab.kernels.client_work`)."""
+    work = client_work(problem, streams, steps, active, compute_all)
+    x = work.gather(start)
     for k in range(steps):
-        x = problem.stochastic_grads(x, samples[k], active).mul_(-lr).add_(x)  # fresh gradient buffer, reused
-    return x
+        x = work.grads(x, k).mul_(-lr).add_(x)  # fresh gradient buffer, reused
+    return work.scatter(start, x)
 
 
 def local_deltas(problem, x: torch.Tensor, steps: int, lr: float, streams: Streams,

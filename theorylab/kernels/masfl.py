@@ -48,6 +48,7 @@ from __future__ import annotations
 import torch
 
 from theorylab.kernels.algorithm import Algorithm, hold_empty
+from theorylab.kernels.client_work import client_work
 from theorylab.kernels.local_sgd import check_local_steps
 from theorylab.kernels.stale_start import arrivals, dispatch, snapshot
 from theorylab.registry import register
@@ -61,16 +62,17 @@ def corrected_local_steps(problem, start: torch.Tensor, shift: torch.Tensor, bet
     r"""Alg. 2/4's local loop for every client at once: :math:`g^k = \beta\nabla F(\theta^k;\xi^k) + s_i` with the
     shift :math:`s_i = u - \beta\tilde c_i` ``(R, N, d)``, step :math:`-\eta g^k` (or :math:`-\eta g^k/\|g^k\|`).
     Returns the end points and the mean stochastic gradient along the path (the new :math:`\tilde c_i`)."""
-    samples = problem.sample(streams, steps)
-    x, total = start, torch.zeros_like(start)
+    work = client_work(problem, streams, steps, active)
+    x, shift = work.gather(start), work.gather(shift)
+    total = torch.zeros_like(x)
     for k in range(steps):
-        grad = problem.stochastic_grads(x, samples[k], active)
+        grad = work.grads(x, k)
         total.add_(grad)
         direction = grad.mul_(beta).add_(shift)
         if normalise:
             direction.div_(torch.linalg.vector_norm(direction, dim=-1, keepdim=True).clamp_(min=NORM_GUARD))
         x = direction.mul_(-eta).add_(x)
-    return x, total.div_(steps)
+    return work.scatter(start, x), work.scatter(torch.zeros_like(start), total.div_(steps))
 
 
 def initial_variates(problem, x0: torch.Tensor, steps: int, streams) -> torch.Tensor:

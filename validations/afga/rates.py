@@ -106,7 +106,7 @@ def v12_local_steps(ctx) -> Evidence:
        quote=COROLLARY_47)
 @one_thread
 def v13_participation(ctx) -> Evidence:
-    rounds, steps, grid, reps = ctx.pick(100, 400), 4, ctx.pick([2, 4, 8], [2, 4, 5, 10, 20]), ctx.pick(8, 32)
+    rounds, steps, grid, reps = ctx.pick(100, 400), 4, ctx.pick([2, 4, 8], [2, 4, 5, 10, 20]), ctx.pick(16, 32)
 
     def make(m):
         return theory_steps(steps, rounds, m=m), steps, rounds, {"name": "uniform_k", "n_clients": N, "k": m}

@@ -2,8 +2,8 @@ r"""An independent numpy replay of AFGA/CAFGA on a quadratic testbed, written fr
 
 Digest 002 §1.3 (matrix form), §1.4, §1.2.  For every replica and round it draws the same random numbers as the
 ``afga`` kernel (the reporting set from the participation process, then :math:`\mathcal S_{r,t}` from the
-``participation`` stream, then the local noise from the ``gradient`` stream) on its own twin
-:class:`~theorylab.rng.Streams`, and runs, one client row at a time,
+``participation`` stream, then the reporting clients' local noise from the ``gradient`` stream and the others' from
+the ``idle`` stream) on its own twin :class:`~theorylab.rng.Streams`, and runs, one client row at a time,
 
 .. math::
     x^i_{r,t'} = x^i_{r,t} - \eta_l\,\mathbb 1\{i\in\mathcal S_{r,t}\}\,\big(A_i(x^i_{r,t}-u_i)+\xi^i_{r,t}\big),\qquad
@@ -17,9 +17,30 @@ equals :math:`\bar\Delta_r` when :math:`W` is doubly stochastic (digest §1.3 co
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from theorylab.registry import build
 from theorylab.rng import Streams
+
+
+def _noise(problem, streams: Streams, active: np.ndarray, steps: int) -> np.ndarray | None:
+    """``(steps, replicas, N, d)`` gradient noise (Gaussian or on the sphere): each replica's reporting clients from its ``gradient`` stream as
+    one ``(steps, k, d)`` block in client order, the others from its ``idle`` stream (the layout of
+    :mod:`theorylab.kernels.client_work`, placed here by hand)."""
+    if problem.sigma == 0.0:
+        return None
+    R, N = active.shape
+    out = np.zeros((steps, R, N, problem.dim))
+    for purpose, mask in (("gradient", active), ("idle", ~active)):
+        block = streams.normal_rows(purpose, torch.as_tensor(mask.sum(1)), (steps,), (problem.dim,)).numpy()
+        if problem.noise == "gaussian":  # N(0, sigma^2/d I), scaled in float32 as the testbed does
+            block = block * np.float32(problem.sigma / np.sqrt(problem.dim))
+        else:  # uniform on the sphere of radius sigma
+            block = block.astype(np.float64)
+            block = problem.sigma * block / np.linalg.norm(block, axis=-1, keepdims=True)
+        rows = np.argwhere(mask)  # replica-major, clients in order
+        out[:, rows[:, 0], rows[:, 1]] = block
+    return out
 
 
 def replay(problem_spec: dict, participation: dict, W, local_steps: int, lr: float, rounds: int, seed: int,
@@ -46,7 +67,7 @@ def replay(problem_spec: dict, participation: dict, W, local_steps: int, lr: flo
         active = active.numpy()
         per_cluster = int(active[0, :n].sum())
         u = streams.uniform("participation", (local_steps, N)).numpy() if resample else None
-        noise = [None if z is None else z.numpy() for z in problem.sample(streams, local_steps)]
+        noise = _noise(problem, streams, active, local_steps)
         for rep in range(replicas):
             X = np.tile(x[rep], (N, 1))
             total = np.zeros(d)
@@ -58,7 +79,7 @@ def replay(problem_spec: dict, participation: dict, W, local_steps: int, lr: flo
                     chosen = list(np.flatnonzero(active[rep]))
                 Y = X.copy()
                 for i in chosen:
-                    g = problem.A[i] @ (X[i] - problem.u[i]) + (0.0 if noise[t] is None else noise[t][rep, i])
+                    g = problem.A[i] @ (X[i] - problem.u[i]) + (0.0 if noise is None else noise[t, rep, i])
                     Y[i] = X[i] - lr * g
                     total += g
                 X = W @ Y

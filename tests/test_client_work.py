@@ -1,0 +1,102 @@
+"""Row work (issue 23): only the participants' local steps are computed and drawn, with the random numbers the
+dense layout would give them when everyone participates, the same for every algorithm that sees the same
+participants, and each row computed with the dense layout's arithmetic."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorylab.clocks.events import uniform_pick
+from theorylab.kernels.client_work import RowWork, client_work, dense_noise
+from theorylab.kernels.local_sgd import local_sgd
+from theorylab.registry import build
+from theorylab.rng import Streams
+
+R, M, D, STEPS = 3, 6, 4, 2
+
+
+def _problem(diagonal: bool, noise: str = "gaussian"):
+    if not diagonal:
+        return build("testbed", {"name": "random_quadratic", "n_clients": M, "dim": D, "sigma": 0.7, "seed": 1,
+                                 "noise": noise})
+    rng = np.random.default_rng(1)
+    H = np.einsum("mi,ij->mij", rng.uniform(1, 3, (M, D)), np.eye(D))
+    return build("testbed", {"name": "quadratic", "hessians": H.tolist(), "centers": rng.normal(size=(M, D)).tolist(),
+                             "sigma": 0.7, "noise": noise})
+
+
+def _active(seed: int = 0) -> torch.Tensor:
+    active = torch.as_tensor(np.random.default_rng(seed).random((R, M)) < 0.5)
+    active[:, 0] = True  # every replica has someone
+    active[1, 1] = False  # and someone idle
+    return active
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "sphere"])
+def test_every_client_counted_draws_the_dense_noise(noise):
+    problem = _problem(True, noise)
+    rows = problem.sample_rows(Streams(5, R), STEPS, torch.full((R,), M))
+    dense = problem.sample(Streams(5, R), STEPS)
+    for k in range(STEPS):
+        assert torch.equal(rows[k], dense[k].reshape(R * M, D))
+
+
+@pytest.mark.parametrize("diagonal", [True, False])
+def test_rows_equal_the_dense_round_on_the_participants(diagonal):
+    """The participants' end points equal a dense local SGD run on the same noise table, bit for bit."""
+    problem, active = _problem(diagonal), _active()
+    start = torch.randn(R, M, D, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    mine = local_sgd(problem, start, STEPS, 0.1, Streams(7, R), active)
+    noise, x = dense_noise(problem, Streams(7, R), STEPS, active), start
+    for k in range(STEPS):
+        x = problem.stochastic_grads(x, noise[k]).mul_(-0.1).add_(x)
+    assert torch.equal(mine[active], x[active])
+    if diagonal:  # rows: idle rows are left where they started (full Hessians keep the table: they are meaningless)
+        assert torch.equal(mine[~active], start[~active])
+
+
+def test_the_participants_noise_does_not_depend_on_who_else_computes():
+    problem, active = _problem(True), _active()
+    alone = RowWork(problem, Streams(2, R), STEPS, active)
+    everyone = RowWork(problem, Streams(2, R), STEPS, active, compute_all=True)
+    P = int(active.sum())
+    for k in range(STEPS):
+        assert torch.equal(alone.samples[k], everyone.samples[k][:P])
+    assert everyone.samples[0].shape[0] == R * M
+
+
+def test_a_replica_draws_only_its_participants():
+    """Replica r's gradient stream advances by steps x k_r x d draws, whatever the other replicas do."""
+    problem, active = _problem(True), _active()
+    streams = Streams(4, R)
+    client_work(problem, streams, STEPS, active)
+    after = streams.normal("gradient", (1,), torch.float32)
+    for r in range(R):
+        own = Streams(4, R)._generators("gradient")[r]
+        torch.empty(STEPS * int(active[r].sum()) * D).normal_(generator=own)
+        assert torch.equal(after[r], torch.empty(1).normal_(generator=own))
+
+
+def test_full_participation_and_gpu_layouts_stay_dense():
+    problem = _problem(True)
+    assert type(client_work(problem, Streams(0, R), STEPS, torch.ones(R, M, dtype=torch.bool))).__name__ == \
+        "DenseWork"
+    assert type(client_work(problem, Streams(0, R), STEPS, None)).__name__ == "DenseWork"
+
+
+def _ranked_pick(keys, eligible, k):
+    """The earlier implementation: ranks by a double argsort."""
+    masked = torch.where(eligible, keys, torch.full_like(keys, 2.0))
+    return eligible & (masked.argsort(dim=1).argsort(dim=1) < k.unsqueeze(1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 12), st.integers(0, 2 ** 31 - 1))
+def test_uniform_pick_by_topk_equals_the_ranked_pick(replicas, n, seed):
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.rand(replicas, n, dtype=torch.float64, generator=g)
+    eligible = torch.rand(replicas, n, generator=g) < 0.6
+    k = torch.randint(0, n + 2, (replicas,), generator=g)
+    assert torch.equal(uniform_pick(keys, eligible, k), _ranked_pick(keys, eligible, k))
