@@ -73,8 +73,8 @@ class RunConfig:
             raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}")
 
     def as_dict(self) -> dict:
-        fields = {k: v for k, v in dataclasses.asdict(self).items() if not (k in _OPTIONAL and v is None)}
-        return json.loads(canonical_json(fields))
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # JSON below copies them
+        return json.loads(canonical_json({k: v for k, v in fields.items() if not (k in _OPTIONAL and v is None)}))
 
     def key(self) -> str:
         payload = canonical_json({"config": self.as_dict(), "version": theorylab.__version__, "code": code_fingerprint()})

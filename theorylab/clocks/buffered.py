@@ -83,24 +83,37 @@ class Buffered:
     def metrics(self, state: events.State) -> dict[str, torch.Tensor]:
         return events.metrics(state, self.n_clients)
 
-    def _launch(self, state, streams, available, version: int, target: int):
+    def _draws(self, streams, launches: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Keys ``(R, launches, N)`` and job lengths (``None`` for one duration per client) of ``launches``
+        consecutive launches, drawn at once: the same numbers, in the same order, as one draw per launch."""
+        keys = streams.uniform("participation", (launches, self.n_clients))
+        if self.law.per == "client":
+            return keys, None
+        return keys, durations(self.law, streams, (launches, self.n_clients))
+
+    def _launch(self, state, streams, available, version: int, target: int, draws=None):
         """Start idle ``available`` clients from model ``version`` at each replica's current time until ``target``
-        jobs run."""
+        jobs run; ``draws`` are this launch's keys and lengths (default: drawn now)."""
         running = torch.isfinite(state["finish"])
         need = (target - running.sum(1)).clamp(min=0)
-        keys = streams.uniform("participation", (self.n_clients,))
+        if draws is None:
+            keys, lengths = self._draws(streams, 1)
+            draws = (keys[:, 0], None if lengths is None else lengths[:, 0])
+        keys, length = draws
         chosen = events.uniform_pick(keys, available & ~running & ~state["pending"], need)
-        length = state["speed"] if self.law.per == "client" else durations(self.law, streams, self.n_clients)
+        length = state["speed"] if length is None else length
         finish = torch.where(chosen, state["now"].unsqueeze(1) + length, state["finish"])
         return {**state, "finish": finish, "version": torch.where(chosen, version, state["version"])}, chosen
 
     def _fill(self, state, streams, available, version: int):
         """Pop completions until the next buffer holds ``S`` updates (or no job runs); R1 starts one client from
-        model ``version`` at each completion.  Under R2 no job starts meanwhile, so the ``S`` earliest completions
-        are popped at once."""
+        model ``version`` at each completion (the ``S`` launches' numbers drawn at once).  Under R2 no job starts
+        meanwhile, so the ``S`` earliest completions are popped at once."""
         started = torch.zeros_like(state["pending"])
         pops = self.buffer if self.refill == "R2" else 1
-        for _ in range(self.buffer // pops):
+        if self.refill == "R1":
+            keys, lengths = self._draws(streams, self.buffer)
+        for j in range(self.buffer // pops):
             first, who = state["finish"].topk(pops, dim=1, largest=False)
             live = torch.isfinite(first)
             pop = torch.zeros_like(started).scatter_(1, who, live)
@@ -108,7 +121,8 @@ class Buffered:
             state = {**state, "pending": state["pending"] | pop, "now": torch.where(live.any(1), last, state["now"]),
                      "finish": state["finish"].masked_fill(pop, torch.inf)}
             if self.refill == "R1":
-                state, chosen = self._launch(state, streams, available, version, self.concurrency)
+                draws = (keys[:, j], None if lengths is None else lengths[:, j])
+                state, chosen = self._launch(state, streams, available, version, self.concurrency, draws)
                 started |= chosen
         return state, started
 

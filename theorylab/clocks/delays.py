@@ -74,6 +74,7 @@ def delay_law(spec: dict | None, n_clients: int) -> DelayLaw:
     return DelayLaw(name, "client", lambda u: fixed.to(u.device).expand_as(u).clone(), float(fixed.mean()))
 
 
-def durations(law: DelayLaw, streams: Streams, n_clients: int) -> torch.Tensor:
-    """One candidate duration per (replica, client), ``(R, N)`` float64, from the ``delay`` stream."""
-    return law.quantile(streams.uniform("delay", (n_clients,)))
+def durations(law: DelayLaw, streams: Streams, shape: int | tuple[int, ...]) -> torch.Tensor:
+    """Candidate durations ``(R, *shape)`` float64 from the ``delay`` stream (``shape = N``: one per client; ``(n,
+    N)``: for ``n`` consecutive launches, the same numbers as ``n`` draws of ``N``)."""
+    return law.quantile(streams.uniform("delay", (shape,) if isinstance(shape, int) else tuple(shape)))

@@ -23,10 +23,18 @@ State = dict[str, torch.Tensor]
 
 def uniform_pick(keys: torch.Tensor, eligible: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """``k[r]`` clients chosen uniformly without replacement among ``eligible[r]`` (all of them when fewer):
-    the eligible clients with the smallest i.i.d. uniform ``keys``.  Shapes ``(R, N)``, ``(R, N)``, ``(R,)``."""
+    the eligible clients with the smallest i.i.d. uniform ``keys``.  Shapes ``(R, N)``, ``(R, N)``, ``(R,)``.
+
+    The ``max k`` smallest keys of each row come from one ``topk`` (a launch usually starts one client, so this is
+    a minimum, not a sort); ties among the uniform keys have probability zero."""
+    chosen = torch.zeros_like(eligible)
+    most = int(k.max()) if k.numel() else 0
+    if most == 0:
+        return chosen
     masked = torch.where(eligible, keys, torch.full_like(keys, 2.0))
-    rank = masked.argsort(dim=1).argsort(dim=1)
-    return eligible & (rank < k.unsqueeze(1))
+    who = masked.topk(min(most, keys.shape[1]), dim=1, largest=False).indices
+    keep = torch.arange(who.shape[1], device=k.device) < k.unsqueeze(1)
+    return chosen.scatter_(1, who, keep) & eligible
 
 
 def staleness_state(replicas: int, device=None) -> State:
