@@ -33,6 +33,7 @@ from theorylab.progress import progress
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.store import Store
+from theorylab.threads import threads_for
 from theorylab.trace import Trace
 from theorylab.validation import device
 
@@ -135,21 +136,22 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
             on_record(t, host, int(participations))
 
     record(0)
-    for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
-        pstate, active = process.draw(pstate, t, streams)
-        rnd = Round(t, active, process.probabilities(t), streams)
-        if "channel" in world:
-            wstate["channel"], links = world["channel"].draw(wstate["channel"], t, streams)
-            rnd = rnd._replace(links=links)
-        if "clock" in world:
-            wstate["clock"], arrivals = world["clock"].draw(wstate["clock"], t, streams, active)
-            rnd = rnd._replace(active=arrivals.arrived, arrivals=arrivals)
-        participations += rnd.active.sum()
-        state = algorithm.step(state, rnd, problem)
-        if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
-            record(t + 1)
-            if (diverged_at >= 0).all():
-                break
+    with threads_for(R * problem.n_clients * problem.dim):  # threads from the work and the free cores (issue 23)
+        for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
+            pstate, active = process.draw(pstate, t, streams)
+            rnd = Round(t, active, process.probabilities(t), streams)
+            if "channel" in world:
+                wstate["channel"], links = world["channel"].draw(wstate["channel"], t, streams)
+                rnd = rnd._replace(links=links)
+            if "clock" in world:
+                wstate["clock"], arrivals = world["clock"].draw(wstate["clock"], t, streams, active)
+                rnd = rnd._replace(active=arrivals.arrived, arrivals=arrivals)
+            participations += rnd.active.sum()
+            state = algorithm.step(state, rnd, problem)
+            if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
+                record(t + 1)
+                if (diverged_at >= 0).all():
+                    break
     while len(records) < len(eval_rounds):  # stopped early: everything diverged
         records.append({k: np.full(R, np.inf) for k in records[0]})
 
