@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= results
 DATA   ?= data
 
-.PHONY: setup demo test test-slow bench bench-cnn bench-sweep gallery clean data browser
+.PHONY: setup demo test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,16 @@ test: $(STAMP) browser  ## fast test suite (slow and GPU tests are skipped with 
 test-slow: $(STAMP) browser  ## also the long statistical tests
 	$(BIN)/python -m pytest -q --runslow
 
-bench: $(STAMP)  ## speed benchmarks (ratios against baselines measured in the same run)
+bench: bench-quadratic bench-async bench-threads bench-sweep bench-cnn  ## every speed benchmark (ratios against baselines measured in the same run)
+
+bench-quadratic: $(STAMP)  ## synchronous FedAvg on the quadratic: kernel vs a research-style loop, p = 1, 0.5, 0.1
 	$(BIN)/python benchmarks/fedavg_quadratic.py
+
+bench-async: $(STAMP)  ## buffered asynchronous FedBuff: kernel on the virtual clock vs a research-style event loop
+	$(BIN)/python benchmarks/async_buffered.py
+
+bench-threads: $(STAMP)  ## the thread policy against 1 and 2 threads, quiet and beside a busy process
+	$(BIN)/python benchmarks/threads.py
 
 bench-sweep: $(STAMP)  ## sweep cells/s: serial vs a dask LocalCluster of 2 workers, measured in one run
 	$(BIN)/python benchmarks/sweep.py $(BENCH_ARGS)
