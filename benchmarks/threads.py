@@ -4,8 +4,7 @@ competing process (issue 23).
 The run: FedAvg on ``random_quadratic`` (m = 100, d = 20, s = 5 local steps, p = 0.5), 256 replicas, 60 rounds,
 each timing in a fresh process.  Three settings — torch's default cap with the policy (``policy``), one thread, two
 threads — are timed in alternating order, first on a quiet machine, then while a busy-looping process runs beside
-them.  The policy should be near the best fixed count in both: a second thread only when a core is free.  (The
-one-minute load average lags: right after a competing process ends the policy stays at one thread for a while.)
+them.  The policy should be near the best fixed count in both: a second thread only when a core is free.
 
 Run: ``python benchmarks/threads.py`` (``--repeats N``, default 3).
 """

@@ -45,8 +45,10 @@ def test_two_rounds_by_hand():
         assert float(state["afga.delta"]) == pytest.approx(delta, rel=1e-13)
 
 
-@pytest.mark.parametrize("clusters", [1, 2])
-def test_kernel_matches_numpy_replay(clusters):
+@pytest.mark.parametrize("clusters, rows", [(1, False), (2, False), (1, True)])
+def test_kernel_matches_numpy_replay(clusters, rows, monkeypatch):
+    if rows:  # this small problem computes densely; the rows layout is replayed too
+        monkeypatch.setattr("theorylab.kernels.client_work.ROWS_MIN", 0)
     spec, N = quadratic(8, 2, 0.5), 8
     sampler = ({"name": "uniform_k", "n_clients": N, "k": 2} if clusters == 1 else
                {"name": "cluster_uniform_k", "n_clients": N, "clusters": 2, "k": 1})

@@ -17,6 +17,12 @@ from theorylab.rng import Streams
 R, M, D, STEPS = 3, 6, 4, 2
 
 
+@pytest.fixture(autouse=True)
+def rows_at_any_size(monkeypatch):
+    """These tiny problems would compute densely (ROWS_MIN): the tests exercise the rows layout itself."""
+    monkeypatch.setattr("theorylab.kernels.client_work.ROWS_MIN", 0)
+
+
 def _problem(diagonal: bool, noise: str = "gaussian"):
     if not diagonal:
         return build("testbed", {"name": "random_quadratic", "n_clients": M, "dim": D, "sigma": 0.7, "seed": 1,
@@ -79,11 +85,14 @@ def test_a_replica_draws_only_its_participants():
         assert torch.equal(after[r], torch.empty(1).normal_(generator=own))
 
 
-def test_full_participation_and_gpu_layouts_stay_dense():
+def test_full_participation_small_problems_and_no_participants_stay_dense(monkeypatch):
     problem = _problem(True)
+    assert type(client_work(problem, Streams(0, R), STEPS, _active())).__name__ == "RowWork"
     assert type(client_work(problem, Streams(0, R), STEPS, torch.ones(R, M, dtype=torch.bool))).__name__ == \
         "DenseWork"
     assert type(client_work(problem, Streams(0, R), STEPS, None)).__name__ == "DenseWork"
+    monkeypatch.setattr("theorylab.kernels.client_work.ROWS_MIN", M * D + 1)
+    assert type(client_work(problem, Streams(0, R), STEPS, _active())).__name__ == "DenseWork"
 
 
 def _ranked_pick(keys, eligible, k):

@@ -19,17 +19,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from theorylab.kernels import client_work
 from theorylab.registry import build
 from theorylab.rng import Streams
 
 
 def _noise(problem, streams: Streams, active: np.ndarray, steps: int) -> np.ndarray | None:
-    """``(steps, replicas, N, d)`` gradient noise (Gaussian or on the sphere): each replica's reporting clients from its ``gradient`` stream as
-    one ``(steps, k, d)`` block in client order, the others from its ``idle`` stream (the layout of
-    :mod:`theorylab.kernels.client_work`, placed here by hand)."""
+    """``(steps, replicas, N, d)`` gradient noise (Gaussian or on the sphere) in the layout of
+    :mod:`theorylab.kernels.client_work`, placed here by hand: on a problem of at least ``ROWS_MIN`` clients x
+    dimensions with someone idle, each replica's reporting clients from its ``gradient`` stream as one ``(steps, k,
+    d)`` block in client order and the others from its ``idle`` stream; otherwise the dense draw."""
     if problem.sigma == 0.0:
         return None
     R, N = active.shape
+    if N * problem.dim < client_work.ROWS_MIN or active.all():  # the dense draw: (steps, N, d) per replica
+        return np.stack([z.numpy() for z in problem.sample(streams, steps)])
     out = np.zeros((steps, R, N, problem.dim))
     for purpose, mask in (("gradient", active), ("idle", ~active)):
         block = streams.normal_rows(purpose, torch.as_tensor(mask.sum(1)), (steps,), (problem.dim,)).numpy()
