@@ -402,7 +402,7 @@ def across(name: str, outcomes: dict[str, Check], *, what: str = "reading", note
             verdict, found = "inconclusive", f"depends on the {what}"
         else:
             verdict, found = "inconclusive", f"undecided under some {what}"
-        each = "; ".join(f"{label}: {c.verdict} ({fmt_value(c.measured)} {c.relation} {fmt_value(c.theory)})"
+        each = "; ".join(f"{label}: {c.verdict} ({fmt(c.measured)} {c.relation} {fmt(c.theory)})"
                          for label, c in decided.items())
         basis = "monte_carlo" if any(c.basis == "monte_carlo" for c in decided.values()) else first.basis
         return Check(name, first.measured, first.theory, f"{first.relation} under every {what}", verdict, basis,
@@ -417,8 +417,13 @@ def across(name: str, outcomes: dict[str, Check], *, what: str = "reading", note
                                                for label, c in checks.items()}))
 
 
-def fmt_value(value) -> str:
-    """A measured or theory value in a note: numbers to four significant digits, anything else as text."""
+def fmt(value) -> str:
+    """A value as reports and notes print it: numbers to four significant digits, the first four items of a list,
+    ``None`` as nothing."""
+    if value is None:
+        return ""
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.4g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(fmt(v) for v in value[:4]) + (", ..." if len(value) > 4 else "") + "]"
     return str(value)

@@ -24,7 +24,7 @@ import datetime
 from typing import Sequence
 
 import theorylab
-from theorylab.checks import fmt_value
+from theorylab.checks import fmt
 from theorylab.claims import SEVERITIES, Result
 
 ORDER = ("statement", "proof step", "constant", "scope", "experiment", "reference code", "typo")
@@ -42,12 +42,12 @@ def witness(d: dict) -> str:
     spread = ""
     if head["ci"]:
         lo, hi = head["ci"]
-        spread = f"; {head['level']:.2%} interval [{fmt_value(lo)}, {fmt_value(hi)}]" if head["level"] else \
-            f"; interval [{fmt_value(lo)}, {fmt_value(hi)}]"
+        spread = f"; {head['level']:.2%} interval [{fmt(lo)}, {fmt(hi)}]" if head["level"] else \
+            f"; interval [{fmt(lo)}, {fmt(hi)}]"
     elif head["tolerance"] not in (None, 0, 0.0):
-        spread = f"; tolerance {fmt_value(head['tolerance'])}"
-    return (f"{head['name']}: measured {fmt_value(head['measured'])}, {head['relation']} "
-            f"{fmt_value(head['theory'])} ({head['basis']}{spread})")
+        spread = f"; tolerance {fmt(head['tolerance'])}"
+    return (f"{head['name']}: measured {fmt(head['measured'])}, {head['relation']} "
+            f"{fmt(head['theory'])} ({head['basis']}{spread})")
 
 
 def readings(d: dict, disputed: bool = False) -> list[str]:
@@ -59,8 +59,8 @@ def readings(d: dict, disputed: bool = False) -> list[str]:
         if disputed and not {"holds", "violated"} <= {r["verdict"] for r in outcomes.values()}:
             continue
         for label, r in outcomes.items():
-            lines.append(f"{c['name']} — {label}: {r['verdict']} (measured {fmt_value(r['measured'])} "
-                         f"{r['relation']} {fmt_value(r['theory'])})")
+            lines.append(f"{c['name']} — {label}: {r['verdict']} (measured {fmt(r['measured'])} "
+                         f"{r['relation']} {fmt(r['theory'])})")
     return lines
 
 

@@ -16,23 +16,13 @@ from pathlib import Path
 from typing import Sequence
 
 import theorylab
-from theorylab.checks import BASES, VACUOUS
+from theorylab.checks import BASES, VACUOUS, fmt
 from theorylab.claims import Result
 
 MARK = {"holds": "holds", "violated": "VIOLATED", "inconclusive": "inconclusive", "error": "ERROR"}
 FINDINGS = {"statement": "violated statements", "reproduction": "unreproduced numbers",
             "scope": "out-of-scope findings", "code": "reference-code findings",
             "digest": "digest findings (ours, not the paper's)"}
-
-
-def fmt(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(fmt(v) for v in value[:4]) + (", ..." if len(value) > 4 else "") + "]"
-    return str(value)
 
 
 def mark(label: str) -> str:
