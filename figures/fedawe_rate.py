@@ -29,6 +29,7 @@ from theorylab.config import RunConfig
 from theorylab.fitting import slope_with_ci
 from theorylab.mixing import uniform_k_rho
 from theorylab.plotting import pyplot, save
+from theorylab.regime import seconds_per_round
 from theorylab.registry import register
 from theorylab.threads import one_thread
 
@@ -101,13 +102,16 @@ def rate_horizons(ctx) -> list[int]:
 
 
 def rate_data(ctx) -> dict:
-    """Per problem: horizons, per-replica time averages ``(R, len(T))`` and the explicit bound per horizon."""
+    """Per problem: horizons, per-replica time averages ``(R, len(T))``, the explicit bound per horizon, and the
+    measured seconds per replica-round of its runs (``"cost"``, :func:`theorylab.regime.seconds_per_round`)."""
     horizons, replicas = rate_horizons(ctx), ctx.pick(16, 32)
-    out = {"T": np.asarray(horizons)}
+    out = {"T": np.asarray(horizons), "replicas": replicas}
     for problem in PROBLEMS:
-        values = [time_averages(ctx.run(cor1_config(problem, T, RATE_S, RATE_K, replicas, ctx.seed))) for T in horizons]
+        traces = [ctx.run(cor1_config(problem, T, RATE_S, RATE_K, replicas, ctx.seed)) for T in horizons]
+        values = [time_averages(trace) for trace in traces]
         out[problem] = {name: np.stack([v[name] for v in values], 1) for name in ("grad", "consensus")}
         out[problem]["bound"] = np.array([cor1_bound(problem, T, RATE_S, RATE_K) for T in horizons])
+        out[problem]["cost"] = seconds_per_round(traces)
     return out
 
 

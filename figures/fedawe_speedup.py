@@ -12,6 +12,7 @@ import numpy as np
 
 from figures.fedawe_rate import LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, time_averages
 from theorylab.plotting import pyplot, save
+from theorylab.regime import seconds_per_round
 from theorylab.registry import register
 from theorylab.threads import one_thread
 
@@ -29,18 +30,21 @@ def participants(ctx) -> tuple[int, ...]:
 
 
 def speedup_data(ctx, problems=("iid",)) -> dict:
-    """Per problem: per-replica time averages ``(R, len(grid))`` against ``s`` (k fixed) and ``k`` (s fixed)."""
+    """Per problem: per-replica time averages ``(R, len(grid))`` against ``s`` (k fixed) and ``k`` (s fixed), and the
+    measured seconds per replica-round of each axis' runs (``"cost_s"``, ``"cost_k"``)."""
     T, replicas = speedup_horizon(ctx), ctx.pick(16, 32)
-    out = {"T": T, "s": np.asarray(LOCAL_STEPS), "k": np.asarray(participants(ctx))}
+    out = {"T": T, "s": np.asarray(LOCAL_STEPS), "k": np.asarray(participants(ctx)), "replicas": replicas}
     for problem in problems:
-        by_s = [time_averages(ctx.run(cor1_config(problem, T, s, RATE_K, replicas, ctx.seed))) for s in LOCAL_STEPS]
-        by_k = [time_averages(ctx.run(cor1_config(problem, T, RATE_S, k, replicas, ctx.seed))) for k in out["k"]]
+        runs_s = [ctx.run(cor1_config(problem, T, s, RATE_K, replicas, ctx.seed)) for s in LOCAL_STEPS]
+        runs_k = [ctx.run(cor1_config(problem, T, RATE_S, int(k), replicas, ctx.seed)) for k in out["k"]]
+        by_s, by_k = [time_averages(t) for t in runs_s], [time_averages(t) for t in runs_k]
         bound_s = [cor1_bound(problem, T, s, RATE_K) for s in LOCAL_STEPS]
         bound_k = [cor1_bound(problem, T, RATE_S, int(k)) for k in out["k"]]
         out[problem] = {
             "s": {name: np.stack([v[name] for v in by_s], 1) for name in ("grad", "consensus")},
             "k": {name: np.stack([v[name] for v in by_k], 1) for name in ("grad", "consensus")},
             "bound_s": np.asarray(bound_s), "bound_k": np.asarray(bound_k),
+            "cost_s": seconds_per_round(runs_s), "cost_k": seconds_per_round(runs_k),
         }
     return out
 
