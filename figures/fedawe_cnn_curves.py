@@ -102,7 +102,7 @@ def run_config(s: Setup, algorithm: dict, dynamics: str, seed: int) -> RunConfig
 
 def compare(ctx, s: Setup | None = None, algorithms=ALGORITHMS) -> dict:
     """Run (or read from the store) every (dynamics, algorithm, seed) of the setup."""
-    s = s or setup(ctx.quick)
+    s = ctx.with_seeds(s or setup(ctx.quick))
     traces = {(d, a["label"]): [ctx.run(run_config(s, a, d, seed)) for seed in s.seeds]
               for d in s.dynamics for a in algorithms}
     points = {a["label"]: choose_point(a["spec"], s.problem["clients"]) for a in algorithms}

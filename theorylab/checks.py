@@ -52,6 +52,8 @@ true, and far from tight.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ from typing import Callable
 import numpy as np
 
 from theorylab.fitting import loglog_slope
+from theorylab.sequential import confidence_sequence, seeds_needed
 from theorylab.trace import mean_ci
 
 VERDICTS = ("holds", "violated", "inconclusive")
@@ -94,6 +97,7 @@ class Check:
     note: str = ""
     role: str = "statement"  # see ROLES and the module docstring
     readings: dict | None = None  # label -> the check under that reading (as_dict), for checks built by across()
+    seeds: int | None = None  # paired seeds behind an ordering (paired_difference): more seeds can decide it
     decide: Callable[[float], "Check"] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -248,28 +252,56 @@ def in_interval(name: str, samples, theory: float, note: str = "", atol: float =
     return _monte_carlo(decide)
 
 
+_ANYTIME = contextvars.ContextVar("anytime_orderings", default=False)
+
+
+@contextlib.contextmanager
+def anytime_orderings():
+    """Inside the block, :func:`paired_difference` decides by the anytime-valid confidence sequence of
+    :mod:`theorylab.sequential` instead of a fixed-n t-interval: ``validate --until-decided`` looks after every round
+    of seeds, and only a confidence sequence keeps its level under such repeated looks."""
+    token = _ANYTIME.set(True)
+    try:
+        yield
+    finally:
+        _ANYTIME.reset(token)
+
+
 def paired_difference(name: str, higher, lower, note: str = "", strict: bool = True, unit: str = "") -> Check:
     """Paired per-seed test of ``higher > lower`` (``>=`` when not ``strict``), e.g. the final accuracies of two
-    algorithms run with the same seeds: the Student-t interval of the mean difference decides by
-    :func:`interval_verdict` — holds when it lies above 0, violated when below, inconclusive when it contains 0
-    (for a weak ordering too: an interval around 0 cannot confirm it).  A non-finite difference (a diverged run)
-    is inconclusive."""
-    diff = np.asarray(higher, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
+    algorithms run with the same seeds: the interval of the mean difference decides by :func:`interval_verdict` —
+    holds when it lies above 0, violated when below, inconclusive when it contains 0 (for a weak ordering too: an
+    interval around 0 cannot confirm it).  The interval is Student-t for one look at a fixed number of seeds, and
+    the confidence sequence of :mod:`theorylab.sequential` inside :func:`anytime_orderings` (seeds added until
+    decided); an undecided check then says how many seeds the current effect would need.  A non-finite difference
+    (a diverged run) is inconclusive."""
+    diff = np.asarray(higher, dtype=np.float64).ravel() - np.asarray(lower, dtype=np.float64).ravel()
     finite = bool(np.all(np.isfinite(diff)))
     relation = "> 0" if strict else ">= 0"
-    per_run = ", ".join(f"{d:+.3g}" for d in diff)
+    per_run = ", ".join(f"{d:+.3g}" for d in diff[:12]) + (", ..." if len(diff) > 12 else "")
+    anytime = _ANYTIME.get()
 
     def decide(level: float) -> Check:
-        lo, hi = (float(v) for v in mean_ci(diff, level)) if finite else (math.nan, math.nan)
+        if not finite:
+            lo, hi = math.nan, math.nan
+        elif anytime:
+            lo, hi = confidence_sequence(diff, 1 - level)
+        else:
+            lo, hi = (float(v) for v in mean_ci(diff, level))
         verdict = interval_verdict(lo, hi, 0.0, "above")
         if verdict == "holds" and strict and lo == 0.0:
             verdict = "inconclusive"
         caveat = ("" if finite else f"{int((~np.isfinite(diff)).sum())} run(s) diverged, so the ordering cannot be "
                   "judged. ")
-        if finite and lo <= 0 <= hi:
+        if finite and not lo > 0 and not hi < 0:
             caveat = f"NOT SIGNIFICANT: the interval [{lo:+.3g}, {hi:+.3g}] includes 0. "
-        return Check(name, float(diff.mean()), 0.0, f"{relation} (paired, {level:.4%} t-interval over seeds)",
-                     verdict, "monte_carlo", ci=(lo, hi), level=level,
+            if anytime and len(diff) > 1:
+                needed = seeds_needed(float(diff.mean()), float(diff.std(ddof=1)), 1 - level)
+                caveat += ("no number of seeds would decide an effect of 0. " if needed is None else
+                           f"About {needed} seeds would decide it if the effect stayed at {diff.mean():+.3g}. ")
+        method = "confidence sequence over seeds (Lai 1976)" if anytime else "t-interval over seeds"
+        return Check(name, float(diff.mean()), 0.0, f"{relation} (paired, {level:.4%} {method})",
+                     verdict, "monte_carlo", ci=(lo, hi), level=level, seeds=len(diff),
                      note=f"{caveat}{len(diff)} paired differences{unit}: {per_run}. {note}".strip())
 
     return _monte_carlo(decide)
@@ -409,7 +441,8 @@ def across(name: str, outcomes: dict[str, Check], *, what: str = "reading", note
                      tolerance=first.tolerance, ci=first.ci, level=first.level,
                      tightness=first.tightness if verdict == "holds" else None,
                      note=f"{found.upper() if verdict == 'inconclusive' else found}: {each}. {note}".strip(),
-                     role=first.role, readings={label: c.as_dict() for label, c in decided.items()})
+                     role=first.role, readings={label: c.as_dict() for label, c in decided.items()},
+                     seeds=min((c.seeds for c in decided.values() if c.seeds is not None), default=None))
 
     if not any(c.decide is not None for c in checks.values()):
         return combine(checks)

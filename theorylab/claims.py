@@ -31,6 +31,8 @@ and *not tight* when a criterion of our own failed.  A claim whose code raises g
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import time
 import traceback
@@ -40,7 +42,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from theorylab.checks import FAMILY_LEVEL, VACUOUS, VERDICTS, Check
+from theorylab.checks import FAMILY_LEVEL, VACUOUS, VERDICTS, Check, anytime_orderings
 from theorylab.config import RunConfig
 from theorylab.registry import entries, register
 from theorylab.runner import run
@@ -163,9 +165,23 @@ class Context:
     store: Store | None = None
     figure_dir: Path = Path("results") / "figures"
     progress: bool | None = None
+    anytime: bool = False  # paired orderings decided by a confidence sequence (``validate --until-decided``)
+    extra_seeds: int = 0  # seeds added to every claim's own list (``validate --until-decided``)
 
     def pick(self, quick, full):
         return quick if self.quick else full
+
+    def seeds(self, base) -> tuple[int, ...]:
+        """A claim's own seed list ``base`` followed by :attr:`extra_seeds` new ones (after its largest): claims
+        whose orderings are paired over seeds draw their seeds here, so ``--until-decided`` can add some; the runs
+        of the first seeds are the store's, so each round computes only the new seeds."""
+        base = tuple(int(s) for s in base)
+        start = max(base, default=-1) + 1
+        return base + tuple(range(start, start + self.extra_seeds))
+
+    def with_seeds(self, settings):
+        """A claim's settings dataclass with its ``seeds`` field extended by :meth:`seeds`."""
+        return dataclasses.replace(settings, seeds=self.seeds(settings.seeds))
 
     def run(self, config: RunConfig) -> Trace:
         return run(config, self.store, self.progress)
@@ -284,7 +300,8 @@ def select(patterns: Sequence[str] = ()) -> list[Claim]:
 def evaluate(c: Claim, ctx: Context) -> Result:
     started = time.perf_counter()
     try:
-        evidence = c.check(ctx)
+        with anytime_orderings() if ctx.anytime else contextlib.nullcontext():
+            evidence = c.check(ctx)
         evidence.kind = c.kind
     except Exception:  # a claim's code failing is reported, never hidden
         return Result(c, None, time.perf_counter() - started, traceback.format_exc())

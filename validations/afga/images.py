@@ -143,7 +143,7 @@ TABLE4 = {"+Gossip": "77.39", "FedAMSGrad": "79.59", "AFGA": "80.02", "CAFGA": "
                "3 seeds), and each ordering is decided under both step-size choices")
 @one_thread
 def cnn_table4(ctx) -> Evidence:
-    s = ctx.pick(QUICK, FULL)
+    s = ctx.with_seeds(ctx.pick(QUICK, FULL))
     order = list(TABLE4)
     checks, summary = orderings(ctx, s, list(zip(order, order[1:])),
                                 lambda hi, lo: f"Table 4: {TABLE4[hi]} > {TABLE4[lo]} %")
@@ -176,7 +176,7 @@ TABLES_1_3 = {"Setting 1": {"CAFGA": (79.18, 53.08, 53.20), "AFGA": (78.45, 52.0
                "within its spread in several cells (CIFAR-10 Setting 2: 80.02 ± 2.00 vs 79.59 ± 0.76)")
 @one_thread
 def cnn_tables1_3(ctx) -> Evidence:
-    base = ctx.pick(QUICK, FULL)
+    base = ctx.with_seeds(ctx.pick(QUICK, FULL))
     settings = {"Setting 1": dataclasses.replace(base, clients=2 * base.clients), "Setting 2": base}
     checks, notes = [], []
     for name, s in settings.items():
@@ -200,7 +200,7 @@ def cnn_tables1_3(ctx) -> Evidence:
        quote="as a more balanced data distribution attains faster convergence and higher accuracy")
 @one_thread
 def cnn_fig2_heterogeneity(ctx) -> Evidence:
-    s = ctx.pick(FEWER, FULL)
+    s = ctx.with_seeds(ctx.pick(FEWER, FULL))
     partitions = {"Dirichlet 0.3": {"partition": "dirichlet_per_class", "alpha": 0.3},
                   "Dirichlet 0.6": {"partition": "dirichlet_per_class", "alpha": 0.6}, "i.i.d.": {"partition": "iid"}}
     variants = _variants(s)
@@ -225,7 +225,7 @@ def cnn_fig2_heterogeneity(ctx) -> Evidence:
              r"to obtain a higher test accuracy.")
 @one_thread
 def cnn_fig6_local_steps(ctx) -> Evidence:
-    s = ctx.pick(FEWER, FULL)
+    s = ctx.with_seeds(ctx.pick(FEWER, FULL))
     grid = ctx.pick((2, 5, 10), (12, 24, 48))
     acc = {}
     for steps in grid:

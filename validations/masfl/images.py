@@ -80,7 +80,7 @@ def specs(s: Setup) -> dict[str, dict]:
                "says ('optimally selected'), which these hand-picked ones are not.")
 @one_thread
 def image_ordering(ctx) -> Evidence:
-    s = ctx.pick(QUICK, FULL)
+    s = ctx.with_seeds(ctx.pick(QUICK, FULL))
     acc: dict[str, list] = {}
     for seed in s.seeds:
         for label, spec in specs(s).items():

@@ -125,7 +125,7 @@ def later_blocks(theta: torch.Tensor, shapes) -> torch.Tensor:
                "non-convex, Ch. 5 does not say so")
 @one_thread
 def assumptions(ctx) -> Evidence:
-    runs = image_runs(ctx.seed, ctx.quick)
+    runs = image_runs(ctx.seed, ctx.quick, ctx.extra_seeds)
     shapes, data = runs["shapes"], runs["train"]
     theta = runs["models"][f"Serving Rate {runs['splits'][0]}"][0].double()
     twin = relabel(theta, shapes, torch.roll(torch.arange(HIDDEN), 1))

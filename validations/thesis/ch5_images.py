@@ -45,11 +45,12 @@ def _tensors(images) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @lru_cache(maxsize=2)
-def image_runs(seed: int, quick: bool) -> dict:
-    """Per strategy: per-seed exit predictions on the test set and final models, and the settings they came from."""
+def image_runs(seed: int, quick: bool, extra_seeds: int = 0) -> dict:
+    """Per strategy: per-seed exit predictions on the test set and final models, and the settings they came from
+    (10 seeds, and ``extra_seeds`` more under ``validate --until-decided``)."""
     train, test = load("digits" if quick else "fmnist")
     (x, y), (xt, yt) = _tensors(train), _tensors(test)
-    exits, seeds, rounds = SEVEN_NODE[1], (10 if quick else 10), (15 if quick else 100)
+    exits, seeds, rounds = SEVEN_NODE[1], 10 + extra_seeds, (15 if quick else 100)
     sizes, p = layer_sizes(exits, (1 / 3, 1 / 3, 1 / 3), len(y) - 10), preset(exits, 0.0)
     shapes = layout(x.shape[1], HIDDEN, train.classes, 3)
     macs = np.cumsum([x.shape[1] * HIDDEN] + [HIDDEN * HIDDEN] * 2) + HIDDEN * train.classes
@@ -95,7 +96,7 @@ def by_measure(name: str, check) -> object:
                "measures")
 @one_thread
 def table_orderings(ctx) -> Evidence:
-    runs = image_runs(ctx.seed, ctx.quick)
+    runs = image_runs(ctx.seed, ctx.quick, ctx.extra_seeds)
     checks, notes = [], []
     for split in runs["splits"]:
         label, serving = "-".join(map(str, split)), f"Serving Rate {split}"
@@ -145,7 +146,7 @@ def table_orderings(ctx) -> Evidence:
                "measure")
 @one_thread
 def routing(ctx) -> Evidence:
-    runs = image_runs(ctx.seed, ctx.quick)
+    runs = image_runs(ctx.seed, ctx.quick, ctx.extra_seeds)
     split, name = runs["splits"][0], f"Serving Rate {runs['splits'][0]}"
     logits, predicted = runs["predictions"][name]
     correct = predicted == runs["labels"][None, None]

@@ -160,7 +160,7 @@ V27_ORDERINGS = (("CA-Fed", "AdaFed"), ("AdaFed", "Unbiased"), ("AdaFed", "More 
                "late; the full mode (the 10k MNIST digits, 100 clients, 10 seeds) is the test at the thesis' scale.")
 @quick_one_thread
 def cafed_ordering(ctx) -> Evidence:
-    s = ctx.pick(CAFED_QUICK, CAFED_FULL)
+    s = ctx.with_seeds(ctx.pick(CAFED_QUICK, CAFED_FULL))
     clients = s.problem["clients"]
     acc = {}
     for label, weights in TARGETS.items():
@@ -226,7 +226,7 @@ BETAS = {"FedAvg": 0.0, "FedStale": 0.5, "FedVARP": 1.0}
                "ordering is never confirmed by an interval around 0")
 @quick_one_thread
 def fedstale_map(ctx) -> Evidence:
-    base = ctx.pick(STALE_QUICK, STALE_FULL)
+    base = ctx.with_seeds(ctx.pick(STALE_QUICK, STALE_FULL))
     clients, lr = base.problem["clients"], ctx.pick(0.05, 0.01)
     checks, notes = [], []
     for swap, p_min in STALE_CELLS[ctx.quick]:
