@@ -1,14 +1,8 @@
 """Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep``.
 
-``theorylab validate [IDS...] [--quick]`` runs claims (all, or those whose id
-equals or starts with an argument), prints a table / JSON / Markdown, and writes
-``report.md``, ``report.html``, ``claims.json`` and figures under ``--out``.  It exits non-zero when
-a claim's code errors, not when a paper's claim is violated.  ``--workers N`` runs the claims in parallel on a
-dask LocalCluster of N workers, ``--scheduler ADDR`` on an existing cluster; the verdicts and numbers equal a
-serial run's.  ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.  ``theorylab errata
-[PAPER...]`` runs the papers' claims (cached like ``validate``) and writes ``errata.md``: every finding with its quote,
-witness, readings, defence, severity and the command that reproduces it (:mod:`theorylab.errata`); ``validate``
-writes it too, for the claims it ran.  ``theorylab store check [--repair]`` checks every stored run against its
+``theorylab validate`` and ``theorylab errata`` (:mod:`theorylab.cli_validate`) run claims and report their verdicts
+(quick or full mode, in parallel on dask, resumable, planned with ``--plan``, seeds added with ``--until-decided``).
+``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.  ``theorylab store check [--repair]`` checks every stored run against its
 checksum (:mod:`theorylab.store`).
 
 ``theorylab sweep GRID.yaml|GRID.json`` runs a grid of run configurations (:mod:`theorylab.grid`) on dask
@@ -25,11 +19,12 @@ import os
 import sys
 from pathlib import Path
 
-from theorylab import html_report, report
-from theorylab.claims import Context, evaluate, select
-from theorylab.cli_options import int_at_least, store_of
+from theorylab import html_report
+from theorylab.claims import Context
+from theorylab.cli_options import add_common, int_at_least, store_of
 from theorylab.cli_train import add_train_parser
-from theorylab.files import output_dir, write_text
+from theorylab.cli_validate import add_validate_parsers
+from theorylab.files import output_dir
 from theorylab.progress import progress
 from theorylab.registry import KINDS, entries, lookup
 from theorylab.store import Store
@@ -48,75 +43,6 @@ def cmd_list(args) -> int:
             print(f"  {name:34s} {entry.summary}")
         print()
     return 0
-
-
-def _evaluate(args, claims) -> list:
-    """Run ``claims`` serially or on dask as ``args`` say; figures under OUT/figures, runs cached in the store."""
-    out = Path(args.out)
-    ctx = Context(quick=args.quick, seed=args.seed, store=store_of(args), figure_dir=out / "figures", progress=False)
-    if args.workers is not None or args.scheduler is not None:
-        from theorylab.parallel import connect, evaluate_claims
-
-        with connect(args.workers, args.scheduler) as client:
-            return evaluate_claims(claims, ctx, client)
-    from theorylab.parallel import one_blas_thread
-
-    results = []
-    bar = progress(claims, None, desc="claims", unit="claim")
-    for c in bar:
-        if hasattr(bar, "set_postfix_str"):
-            bar.set_postfix_str(c.id)
-        with one_blas_thread():  # as on a worker: numbers independent of the BLAS thread count
-            results.append(evaluate(c, ctx))
-    return results
-
-
-def _errata(results, out: Path, mode: str, seed: int) -> Path:
-    from theorylab import errata
-    from theorylab.sources import papers
-
-    return write_text(out / "errata.md", errata.markdown(results, {k: p.title for k, p in papers().items()}, mode,
-                                                          seed))
-
-
-def _report_errors(results) -> int:
-    for r in results:
-        if r.error:
-            print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
-    return 1 if any(r.error for r in results) else 0
-
-
-def cmd_validate(args) -> int:
-    claims = select(args.ids)
-    out = output_dir(args.out)
-    results = _evaluate(args, claims)
-    mode = "quick" if args.quick else "full"
-    write_text(out / "report.md", report.markdown(results, mode, args.seed, out))
-    write_text(out / "claims.json", report.as_json(results))
-    html_report.write(results, out, mode, args.seed)
-    _errata(results, out, mode, args.seed)
-    rendered = {"table": report.table, "json": report.as_json}.get(args.format)
-    print(rendered(results) if rendered else report.markdown(results, mode, args.seed, out))
-    if args.format == "table":
-        print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'}, errata: {out / 'errata.md'})  "
-              f"json: {out / 'claims.json'}  figures: {out / 'figures'}")
-    return _report_errors(results)
-
-
-def cmd_errata(args) -> int:
-    from theorylab.sources import papers
-
-    known = papers()
-    unknown = [p for p in args.papers if p not in known]
-    if unknown:
-        raise ValueError(f"unknown paper {', '.join(unknown)}; known: {', '.join(known)}")
-    claims = select(args.papers or list(known))
-    out = output_dir(args.out)
-    results = _evaluate(args, claims)
-    path = _errata(results, out, "quick" if args.quick else "full", args.seed)
-    print(path.read_text())
-    print(f"errata: {path}")
-    return _report_errors(results)
 
 
 def cmd_report(args) -> int:
@@ -194,31 +120,7 @@ def parser() -> argparse.ArgumentParser:
     ls.add_argument("kind", nargs="?", choices=KINDS)
     ls.set_defaults(func=cmd_list)
 
-    def common(sp, out_default):
-        sp.add_argument("--seed", type=int_at_least(0), default=0, help="base seed of every random stream (default 0)")
-        sp.add_argument("--out", default=out_default, help=f"output folder (default {out_default})")
-        sp.add_argument("--quick", action="store_true", help="small budget: fewer replicas and rounds")
-        sp.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
-        sp.add_argument("--no-cache", action="store_true", help="neither read nor write the result store")
-
-    def cluster(sp):
-        sp.add_argument("--workers", type=int_at_least(1), help="run the claims in parallel on a dask LocalCluster of this "
-                        "many single-threaded workers (default: serial, in this process)")
-        sp.add_argument("--scheduler", help="run the claims on the dask cluster at this address (tcp://HOST:PORT)")
-
-    va = sub.add_parser("validate", help="run claims and report their verdicts")
-    va.add_argument("ids", nargs="*", help="claim ids or prefixes (e.g. fedawe, fedawe.prop1); default all")
-    va.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    cluster(va)
-    common(va, "results")
-    va.set_defaults(func=cmd_validate)
-
-    er = sub.add_parser("errata", help="run the papers' claims and write OUT/errata.md: every finding with its quote, "
-                        "witness, readings, defence, severity and command")
-    er.add_argument("papers", nargs="*", help="paper prefixes (fedawe, thesis, afga, performative, masfl); default all")
-    cluster(er)
-    common(er, "results")
-    er.set_defaults(func=cmd_errata)
+    add_validate_parsers(sub)
 
     rp = sub.add_parser("report", help="re-render OUT/report.html from OUT/claims.json")
     rp.add_argument("--out", default="results", help="folder of claims.json and report.html (default results)")
@@ -246,7 +148,7 @@ def parser() -> argparse.ArgumentParser:
     fi = sub.add_parser("figure", help="render figures by name")
     fi.add_argument("names", nargs="*")
     fi.add_argument("--all", action="store_true", help="render every registered figure")
-    common(fi, "figures/gallery")
+    add_common(fi, "figures/gallery")
     fi.set_defaults(func=cmd_figure)
 
     add_train_parser(sub)

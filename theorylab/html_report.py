@@ -79,21 +79,24 @@ def _check(path: Path, d: dict, c) -> Check:
         raise ValueError(f"{path}: a check of {d['id']} is not valid ({err}); nothing rendered") from None
 
 
+def result_of(d: dict, path: str | Path = "claims.json") -> Result:
+    """One result rebuilt from its ``as_dict`` (a claims.json entry or a journal line); ``path`` names the file in
+    errors."""
+    claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], d.get("because", ""),
+                  d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""))
+    evidence = None
+    if d["error"] is None:
+        evidence = Evidence([_check(Path(path), d, c) for c in d["checks"]], d.get("figure"), d.get("notes", []),
+                            d.get("deviations", []), d.get("errata", []), _number(d.get("level", FAMILY_LEVEL)),
+                            d["kind"])
+    return Result(claim, evidence, d["seconds"], d["error"])
+
+
 def load_results(path: str | Path) -> list[Result]:
     """Results rebuilt from a ``claims.json`` written by ``theorylab validate`` (``as_dict`` of the rebuilt results
     equals the file); a file that is empty, malformed or not a list of claims is a ValueError naming it."""
     path = Path(path)
-    results = []
-    for d in _rows(path):
-        claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], d.get("because", ""),
-                      d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""))
-        evidence = None
-        if d["error"] is None:
-            evidence = Evidence([_check(path, d, c) for c in d["checks"]], d.get("figure"), d.get("notes", []),
-                                d.get("deviations", []), d.get("errata", []), _number(d.get("level", FAMILY_LEVEL)),
-                                d["kind"])
-        results.append(Result(claim, evidence, d["seconds"], d["error"]))
-    return results
+    return [result_of(d, path) for d in _rows(path)]
 
 
 def _embedded(figure: str | None, out: Path) -> str | None:

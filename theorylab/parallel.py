@@ -167,10 +167,11 @@ def sized(plan: dict[str, int], fn: Callable, *args):
     return fn(*args)
 
 
-def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, figure_dir: str):
+def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, figure_dir: str, anytime: bool = False,
+                    extra_seeds: int = 0):
     """Worker side: evaluate a registered claim; returns (evidence without its re-decision hooks, seconds, error)."""
     ctx = Context(quick=quick, seed=seed, store=None if store is None else Store(store), figure_dir=Path(figure_dir),
-                  progress=False)
+                  progress=False, anytime=anytime, extra_seeds=extra_seeds)
     try:
         with one_blas_thread():
             result = evaluate(lookup("claim", claim_id).obj, ctx)
@@ -183,29 +184,33 @@ def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, fi
     return evidence, result.seconds, result.error
 
 
-def evaluate_claims(claims: Sequence[Claim], ctx: Context, client, patience: float = PATIENCE_S) -> list[Result]:
+def _collected(c: Claim, future) -> Result:
+    try:
+        return Result(c, *future.result())
+    except Exception as err:  # the worker itself failed (killed, out of memory): reported as the claim's error
+        return Result(c, None, 0.0, f"the dask task of {c.id} failed: {err!r}")
+
+
+def evaluate_claims(claims: Sequence[Claim], ctx: Context, client, patience: float = PATIENCE_S,
+                    on_result: Callable[[Result], object] | None = None) -> list[Result]:
     """Evaluate ``claims`` as dask tasks on ``client``; the results, in the claims' order, equal a serial run's.  A
     claim whose task could not run (its worker died, or no worker was left for ``patience`` seconds) is an error
-    result that says so; the others are kept."""
+    result that says so; the others are kept.  ``on_result`` is called with each result as soon as it finishes
+    (``validate`` journals it there)."""
     plan = thread_plan(client)
     store = None if ctx.store is None else str(ctx.store.path)
     futures = [client.submit(sized, plan, _evaluate_by_id, c.id, ctx.quick, ctx.seed, store, str(ctx.figure_dir),
-                             pure=False) for c in claims]
-    stranded, why = set(), ""
+                             ctx.anytime, ctx.extra_seeds, pure=False) for c in claims]
+    owner = {f.key: c for c, f in zip(claims, futures)}
+    finished, stranded, why = {}, set(), ""
     try:
-        for _ in progress(completed(client, futures, patience), None, desc="claims", unit="claim",
-                          total=len(futures)):
-            pass
+        for future in progress(completed(client, futures, patience), None, desc="claims", unit="claim",
+                               total=len(futures)):
+            finished[future.key] = _collected(owner[future.key], future)
+            if on_result is not None:
+                on_result(finished[future.key])
     except NoWorkers as err:
         stranded, why = {f.key for f in err.pending}, str(err)
         client.cancel(err.pending)
-    results = []
-    for c, future in zip(claims, futures):
-        if future.key in stranded:
-            results.append(Result(c, None, 0.0, f"{c.id} did not run: {why}"))
-            continue
-        try:
-            results.append(Result(c, *future.result()))
-        except Exception as err:  # the worker itself failed (killed, out of memory): reported as the claim's error
-            results.append(Result(c, None, 0.0, f"the dask task of {c.id} failed: {err!r}"))
-    return results
+    return [Result(c, None, 0.0, f"{c.id} did not run: {why}") if f.key in stranded
+            else finished.get(f.key) or _collected(c, f) for c, f in zip(claims, futures)]

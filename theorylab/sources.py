@@ -31,11 +31,13 @@ class Paper:
     seed: str  # file name in shared/seeds/
     title: str  # authors and title, as the errata report heads the paper's section
     digests: tuple[str, ...]  # file names in shared/spec/
+    costs: Path | None = None  # its claims' full-mode costs (JSON, :mod:`theorylab.plan`)
 
 
-def register_paper(prefix: str, seed: str, title: str, digests: tuple[str, ...]) -> Paper:
-    """Declare a source work (called once, from its ``validations/<prefix>/__init__.py``)."""
-    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests)))
+def register_paper(prefix: str, seed: str, title: str, digests: tuple[str, ...], costs: Path | None = None) -> Paper:
+    """Declare a source work (called once, from its ``validations/<prefix>/__init__.py``); ``costs`` is the JSON
+    file of its claims' full-mode costs (:mod:`theorylab.plan`)."""
+    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests), costs))
 
 
 def papers() -> dict[str, Paper]:

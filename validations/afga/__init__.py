@@ -22,8 +22,10 @@ The kernels on closed-form testbeds (digest §2.7, §4.8, §5):
 Helpers: :mod:`.paths` (per-round states of a kernel run), :mod:`.replay` (an independent numpy replay of Alg. 1-2).
 """
 
+from pathlib import Path
+
 from theorylab.sources import register_paper
 
 register_paper("afga", "002_6ea6ec071998b21d.txt",
                "Wang, Chen: On the Data Heterogeneity in Adaptive Federated Learning (AFGA / CAFGA)",
-               ('002_afga.md',))
+               ('002_afga.md',), costs=Path(__file__).with_name("full_costs.json"))

@@ -6,8 +6,10 @@ rates (Theorem 1 scalings, Corollary 1), baselines (FedAU, MIFA, FedVARP, F3AST)
 table10 (which way the Dirichlet alpha moves heterogeneity).
 """
 
+from pathlib import Path
+
 from theorylab.sources import register_paper
 
 register_paper("fedawe", "000_c5b371aeff7f93e4.txt",
                "Xiang, Ioannidis, Yeh, Joe-Wong, Su: Efficient Federated Learning against Heterogeneous and Non-stationary Client Unavailability (FedAWE, NeurIPS 2024)",
-               ('000_fedawe.md',))
+               ('000_fedawe.md',), costs=Path(__file__).with_name("full_costs.json"))

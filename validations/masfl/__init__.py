@@ -18,8 +18,10 @@ module per part of the paper.
 Helper: :mod:`.trajectory` (the asynchronous heterogeneous quadratic and a round-by-round driver).
 """
 
+from pathlib import Path
+
 from theorylab.sources import register_paper
 
 register_paper("masfl", "004_8bf94e068f51abae.txt",
                "Yan, Zhong, Wang, Zhang: Momentum-Driven Adaptivity: Towards Tuning-Free Asynchronous Federated Learning (MasFL / AdaMasFL, ICML 2025)",
-               ('004_masfl.md',))
+               ('004_masfl.md',), costs=Path(__file__).with_name("full_costs.json"))

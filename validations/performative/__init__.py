@@ -14,8 +14,10 @@ several of them share.  Claims about the digest's own derivations are of kind di
 kind code.
 """
 
+from pathlib import Path
+
 from theorylab.sources import register_paper
 
 register_paper("performative", "003_a35d59abd2578376.txt",
                "Jin, Yin, Chen, Sun, Zhang, Liu, Liu: Performative Federated Learning: A Solution to Model-Dependent and Heterogeneous Distribution Shifts (preprint, May 2023)",
-               ('003_performative_fl.md',))
+               ('003_performative_fl.md',), costs=Path(__file__).with_name("full_costs.json"))

@@ -42,8 +42,10 @@ Chapter 5 (cooperative inference, Fed-CIS; digest 001_thesis_ch4-6 §3, §6 C1-C
 * :mod:`.ch5_images` — Table 5.1's orderings and the routing effect on images at small scale (C10, C11).
 """
 
+from pathlib import Path
+
 from theorylab.sources import register_paper
 
 register_paper("thesis", "001_3d656900a14cf39b.txt",
                "Rodio: Client Heterogeneity in Federated Learning Systems (PhD thesis, Université Côte d'Azur, 2024)",
-               ('001_thesis_ch1-3.md', '001_thesis_ch4-6.md'))
+               ('001_thesis_ch1-3.md', '001_thesis_ch4-6.md'), costs=Path(__file__).with_name("full_costs.json"))

@@ -1,0 +1,110 @@
+"""Resumable validation (theorylab.journal), the full-mode plan (theorylab.plan) and their command-line options."""
+
+import argparse
+import json
+
+import pytest
+
+from theorylab import journal, plan
+from theorylab.claims import Claim, Context, Evidence, evaluate, select
+from theorylab.checks import equal
+from theorylab.cli import main
+from theorylab.cli_options import duration
+
+
+def _result(claim_id="synthetic.one", value=1.0):
+    claim = Claim(claim_id, "test", "one is one", lambda ctx: Evidence([equal("1 == 1", value, 1.0, 0.0,
+                                                                              basis="closed_form")]), kind="digest")
+    return evaluate(claim, Context())
+
+
+def test_the_journal_gives_back_what_this_mode_seed_and_code_computed(tmp_path, monkeypatch):
+    path = tmp_path / "journal.jsonl"
+    journal.start(path, resume=False)
+    journal.append(path, _result("synthetic.one"), "full", 0, False)
+    journal.append(path, _result("synthetic.two", 2.0), "full", 0, False)
+    with open(path, "a") as f:
+        f.write('{"mode": "full", "seed": 0, "anytime": false, "code": "')  # a line cut short by a crash
+    found = journal.finished(path, "full", 0, False)
+    assert set(found) == {"synthetic.one", "synthetic.two"}
+    assert found["synthetic.two"].as_dict() == _result("synthetic.two", 2.0).as_dict() | {
+        "seconds": found["synthetic.two"].seconds}
+    assert journal.finished(path, "quick", 0, False) == {}
+    assert journal.finished(path, "full", 1, False) == {}
+    assert journal.finished(path, "full", 0, True) == {}
+    monkeypatch.setattr(journal, "fingerprint", lambda: "other code")
+    assert journal.finished(path, "full", 0, False) == {}
+    journal.start(path, resume=False)
+    assert path.read_text() == ""
+
+
+def test_the_fingerprint_changes_with_the_code(tmp_path):
+    for package in journal.SOURCES:
+        (tmp_path / package / "sub").mkdir(parents=True)
+        (tmp_path / package / "sub" / "m.py").write_text("x = 1\n")
+    first = journal.fingerprint(tmp_path)
+    assert len(first) == 16
+    (tmp_path / "validations" / "sub" / "m.py").write_text("x = 2\n")
+    assert journal.fingerprint(tmp_path) != first
+    (tmp_path / "validations" / "sub" / "m.py").write_text("x = 1\n")
+    (tmp_path / "figures" / "sub" / "m.py").rename(tmp_path / "figures" / "sub" / "n.py")  # same text, renamed
+    assert journal.fingerprint(tmp_path) != first
+
+
+def test_validate_resume_reuses_the_journal_and_computes_only_what_is_missing(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    args = ["validate", "performative.ps_closed_form", "--quick", "--out", str(out), "--no-cache", "--format", "json"]
+    assert main(args) == 0
+    lines = (out / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["result"]["id"] == "performative.ps_closed_form"
+    first = json.loads((out / "claims.json").read_text())
+    import theorylab.cli_validate as cli_validate
+
+    def refuse(*_):
+        raise AssertionError("a journaled claim was evaluated again")
+
+    monkeypatch.setattr(cli_validate, "evaluate", refuse)
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 0
+    assert "resuming: 1 of 1 claims" in capsys.readouterr().err
+    assert json.loads((out / "claims.json").read_text()) == first
+
+
+def test_makespan_schedules_longest_first():
+    assert plan.makespan([], 2) == 0.0
+    assert plan.makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: {5, 3, 3} / {4, 3}, within 4/3 of the optimum 9
+    assert plan.makespan([3, 1], 4) == 3
+    assert plan.makespan([2, 2, 2], 1) == 6
+
+
+def test_the_plan_lists_costs_totals_and_absent_data(tmp_path, monkeypatch):
+    claims = [c for c in select(["masfl"])][:3]
+    table = {claims[0].id: plan.Cost(3600.0, "measured", ("fmnist",)), claims[1].id: plan.Cost(60.0, "measured")}
+    monkeypatch.setattr(plan, "declared", lambda: table)
+    text = plan.render(claims, 2, {"fmnist": False})
+    assert f"{claims[0].id}" in text and "60 min" in text and "ABSENT: run `make data`" in text
+    assert "3 claims, 61 min serial; about 60 min with --workers 2" in text
+    assert f"1 claim(s) with no declared cost, not counted: {claims[2].id}" in text
+
+
+def test_validate_plan_runs_nothing(tmp_path, capsys):
+    assert main(["validate", "masfl", "--plan", "--out", str(tmp_path / "never")]) == 0
+    assert "serial" in capsys.readouterr().out
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400)])
+def test_durations_parse(text, seconds):
+    assert duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-5", "0", "2x", "h"])
+def test_bad_durations_are_usage_errors(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        duration(text)
+
+
+def test_quick_and_full_exclude_each_other(capsys):
+    with pytest.raises(SystemExit):
+        main(["validate", "--quick", "--full", "--plan"])
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -1,0 +1,177 @@
+"""``theorylab validate`` and ``theorylab errata``: run claims, report their verdicts (an assembler, like
+:mod:`theorylab.cli`).
+
+``validate [IDS...] [--quick | --full]`` runs claims (all, or those whose id equals or starts with an argument),
+prints a table / JSON / Markdown, and writes ``report.md``, ``report.html``, ``claims.json``, ``errata.md`` and
+figures under ``--out``.  It exits non-zero when a claim's code errors, not when a paper's claim is violated.
+
+* ``--workers N`` / ``--scheduler ADDR`` run the claims on dask; the verdicts and numbers equal a serial run's.
+* Every finished claim is appended to ``OUT/journal.jsonl`` at once; ``--resume`` reuses the results there that
+  the same mode, seed, decision rule and code computed (:mod:`theorylab.journal`), so a long run killed halfway
+  goes on where it stopped.  Runs inside claims are cached in the store either way.
+* ``--plan`` prints every selected claim's declared full-mode cost, the datasets it needs and the total, and runs
+  nothing (:mod:`theorylab.plan`).
+* ``--until-decided [--budget DURATION]`` decides paired orderings by anytime-valid confidence sequences and adds
+  seeds to the claims whose orderings are still open until they are decided or the budget is spent
+  (:mod:`theorylab.until_decided`).
+
+``errata [PAPER...]`` runs the papers' claims the same way and writes ``errata.md``: every finding with its quote,
+witness, readings, defence, severity and the command that reproduces it (:mod:`theorylab.errata`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from theorylab import html_report, journal, report
+from theorylab.claims import Context, evaluate, select
+from theorylab.cli_options import add_cluster, add_common, duration, store_of
+from theorylab.files import output_dir, write_text
+from theorylab.progress import progress
+
+DEFAULT_BUDGET = "1h"
+
+
+def _mode(args) -> str:
+    return "quick" if args.quick else "full"
+
+
+def _evaluate(args, claims) -> list:
+    """Run ``claims`` serially or on dask as ``args`` say, journaling each result as it finishes (and reading the
+    journal's results back with ``--resume``); figures under OUT/figures, runs cached in the store."""
+    out = Path(args.out)
+    anytime = getattr(args, "until_decided", False)
+    ctx = Context(quick=args.quick, seed=args.seed, store=store_of(args), figure_dir=out / "figures", progress=False,
+                  anytime=anytime)
+    path, stamp = out / "journal.jsonl", (_mode(args), args.seed, anytime)
+    resume = getattr(args, "resume", False)
+    done = journal.finished(path, *stamp) if resume else {}
+    journal.start(path, resume)
+    todo = [c for c in claims if c.id not in done]
+    if done:
+        print(f"resuming: {sum(c.id in done for c in claims)} of {len(claims)} claims read from {path}",
+              file=sys.stderr)
+
+    def record(result):
+        journal.append(path, result, *stamp)
+        return result
+
+    if args.workers is not None or args.scheduler is not None:
+        from theorylab.parallel import connect, evaluate_claims
+
+        with connect(args.workers, args.scheduler) as client:
+            fresh = evaluate_claims(todo, ctx, client, on_result=record)
+    else:
+        from theorylab.parallel import one_blas_thread
+
+        fresh = []
+        bar = progress(todo, None, desc="claims", unit="claim")
+        for c in bar:
+            if hasattr(bar, "set_postfix_str"):
+                bar.set_postfix_str(c.id)
+            with one_blas_thread():  # as on a worker: numbers independent of the BLAS thread count
+                fresh.append(record(evaluate(c, ctx)))
+    by_id = {**done, **{r.claim.id: r for r in fresh}}
+    results = [by_id[c.id] for c in claims]
+    if anytime:
+        from theorylab.parallel import one_blas_thread
+        from theorylab.until_decided import add_seeds
+
+        def rerun(claim, context):
+            with one_blas_thread():
+                return record(evaluate(claim, context))
+
+        results = add_seeds(results, ctx, args.budget, run=rerun)
+    return results
+
+
+def _errata(results, out: Path, mode: str, seed: int) -> Path:
+    from theorylab import errata
+    from theorylab.sources import papers
+
+    return write_text(out / "errata.md", errata.markdown(results, {k: p.title for k, p in papers().items()}, mode,
+                                                          seed))
+
+
+def _report_errors(results) -> int:
+    for r in results:
+        if r.error:
+            print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
+    return 1 if any(r.error for r in results) else 0
+
+
+def _plan(args, claims) -> int:
+    from testbeds.data import DatasetMissing, load
+
+    from theorylab import plan
+
+    def present(name: str) -> bool:
+        try:
+            load(name)
+            return True
+        except DatasetMissing:
+            return False
+
+    needed = {d for cost in plan.costs(claims).values() for d in cost.needs}
+    print(plan.render(claims, args.workers or 1, {d: present(d) for d in needed}))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    claims = select(args.ids)
+    if args.plan:
+        return _plan(args, claims)
+    out = output_dir(args.out)
+    results = _evaluate(args, claims)
+    mode = _mode(args)
+    write_text(out / "report.md", report.markdown(results, mode, args.seed, out))
+    write_text(out / "claims.json", report.as_json(results))
+    html_report.write(results, out, mode, args.seed)
+    _errata(results, out, mode, args.seed)
+    rendered = {"table": report.table, "json": report.as_json}.get(args.format)
+    print(rendered(results) if rendered else report.markdown(results, mode, args.seed, out))
+    if args.format == "table":
+        print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'}, errata: {out / 'errata.md'})  "
+              f"json: {out / 'claims.json'}  figures: {out / 'figures'}")
+    return _report_errors(results)
+
+
+def cmd_errata(args) -> int:
+    from theorylab.sources import papers
+
+    known = papers()
+    unknown = [p for p in args.papers if p not in known]
+    if unknown:
+        raise ValueError(f"unknown paper {', '.join(unknown)}; known: {', '.join(known)}")
+    claims = select(args.papers or list(known))
+    out = output_dir(args.out)
+    results = _evaluate(args, claims)
+    path = _errata(results, out, _mode(args), args.seed)
+    print(path.read_text())
+    print(f"errata: {path}")
+    return _report_errors(results)
+
+
+def add_validate_parsers(sub) -> None:
+    va = sub.add_parser("validate", help="run claims and report their verdicts")
+    va.add_argument("ids", nargs="*", help="claim ids or prefixes (e.g. fedawe, fedawe.prop1); default all")
+    va.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    va.add_argument("--plan", action="store_true", help="print each claim's declared full-mode cost and the total; "
+                    "run nothing")
+    va.add_argument("--resume", action="store_true", help="reuse the results OUT/journal.jsonl holds for this mode, "
+                    "seed and code")
+    va.add_argument("--until-decided", action="store_true", help="decide paired orderings by confidence sequences "
+                    "and add seeds until they are decided or --budget is spent")
+    va.add_argument("--budget", type=duration, default=duration(DEFAULT_BUDGET), help="time for adding seeds under "
+                    f"--until-decided, e.g. 90m, 2h, 1h30m (default {DEFAULT_BUDGET})")
+    add_cluster(va)
+    add_common(va, "results")
+    va.set_defaults(func=cmd_validate)
+
+    er = sub.add_parser("errata", help="run the papers' claims and write OUT/errata.md: every finding with its quote, "
+                        "witness, readings, defence, severity and command")
+    er.add_argument("papers", nargs="*", help="paper prefixes (fedawe, thesis, afga, performative, masfl); default all")
+    add_cluster(er)
+    add_common(er, "results")
+    er.set_defaults(func=cmd_errata)
