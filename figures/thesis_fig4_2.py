@@ -35,10 +35,10 @@ def setup(ctx) -> dict:
     cuda = torch.cuda.is_available()
     if ctx.quick:
         problem = {"name": "digits", "model": "logistic", "eval_train": None}
-        return {"problem": problem, "rounds": 30, "replicas": 4, "seeds": (ctx.seed,), "device": "cpu",
+        return {"problem": problem, "rounds": 30, "replicas": 4, "seeds": ctx.seeds((ctx.seed,)), "device": "cpu",
                 "label": "QUICK STAND-IN: sklearn digits, logistic"}
     problem = {"name": "mnist10k", "model": "cnn_cifar" if cuda else "mlp", "eval_train": 2000}
-    return {"problem": problem, "rounds": 150, "replicas": 1, "seeds": tuple(range(10)),
+    return {"problem": problem, "rounds": 150, "replicas": 1, "seeds": ctx.seeds(range(10)),
             "device": "cuda" if cuda else "cpu", "label": f"10k MNIST, {problem['model']} (substitution)"}
 
 
