@@ -21,10 +21,12 @@ witness, readings, defence, severity and the command that reproduces it (:mod:`t
 
 from __future__ import annotations
 
+import datetime
+import json
 import sys
 from pathlib import Path
 
-from theorylab import html_report, journal, report
+from theorylab import html_report, journal, provenance, report
 from theorylab.claims import Context, evaluate, select
 from theorylab.cli_options import add_cluster, add_common, duration, store_of
 from theorylab.files import output_dir, write_text
@@ -37,9 +39,10 @@ def _mode(args) -> str:
     return "quick" if args.quick else "full"
 
 
-def _evaluate(args, claims) -> list:
+def _evaluate(args, claims) -> tuple[list, int]:
     """Run ``claims`` serially or on dask as ``args`` say, journaling each result as it finishes (and reading the
-    journal's results back with ``--resume``); figures under OUT/figures, runs cached in the store."""
+    journal's results back with ``--resume``); figures under OUT/figures, runs cached in the store.  Returns the
+    results and how many came from the journal."""
     out = Path(args.out)
     anytime = getattr(args, "until_decided", False)
     ctx = Context(quick=args.quick, seed=args.seed, store=store_of(args), figure_dir=out / "figures", progress=False,
@@ -83,7 +86,7 @@ def _evaluate(args, claims) -> list:
                 return record(evaluate(claim, context))
 
         results = add_seeds(results, ctx, args.budget, run=rerun)
-    return results
+    return results, len(claims) - len(todo)
 
 
 def _errata(results, out: Path, mode: str, seed: int) -> Path:
@@ -123,10 +126,14 @@ def cmd_validate(args) -> int:
     if args.plan:
         return _plan(args, claims)
     out = output_dir(args.out)
-    results = _evaluate(args, claims)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results, resumed = _evaluate(args, claims)
     mode = _mode(args)
     write_text(out / "report.md", report.markdown(results, mode, args.seed, out))
     write_text(out / "claims.json", report.as_json(results))
+    write_text(out / "provenance.json", json.dumps(provenance.record(
+        results, mode=mode, seed=args.seed, anytime=args.until_decided, workers=args.workers, started=started,
+        resumed=resumed), indent=1) + "\n")
     html_report.write(results, out, mode, args.seed)
     _errata(results, out, mode, args.seed)
     rendered = {"table": report.table, "json": report.as_json}.get(args.format)
@@ -146,11 +153,34 @@ def cmd_errata(args) -> int:
         raise ValueError(f"unknown paper {', '.join(unknown)}; known: {', '.join(known)}")
     claims = select(args.papers or list(known))
     out = output_dir(args.out)
-    results = _evaluate(args, claims)
+    results, _ = _evaluate(args, claims)
     path = _errata(results, out, _mode(args), args.seed)
     print(path.read_text())
     print(f"errata: {path}")
     return _report_errors(results)
+
+
+def cmd_publish(args) -> int:
+    """Merge full-run output folders into one dated reference folder kept in git (no images)."""
+    results, segments = provenance.publish([Path(o) for o in args.outs], Path(args.to))
+    dest = output_dir(args.to)
+    modes = {s.get("mode") for s in segments}
+    mode = modes.pop() if len(modes) == 1 else "mixed"
+    seed = segments[0].get("seed", 0) if segments else 0
+    write_text(dest / "claims.json", report.as_json(results))
+    write_text(dest / "report.md", report.markdown(results, mode, seed, dest, figures=False))
+    _errata(results, dest, mode, seed)
+    summary = {"published": datetime.date.today().isoformat(), "mode": mode, "claims": len(results),
+               "duration_s": round(sum(s.get("duration_s", 0) for s in segments), 1),
+               "verdicts": {v: sum(r.verdict == v for r in results) for v in ("holds", "violated", "inconclusive",
+                                                                               "error")},
+               "segments": segments}
+    write_text(dest / "provenance.json", json.dumps(summary, indent=1) + "\n")
+    if args.quick_json:
+        quick = html_report.load_results(args.quick_json)
+        write_text(dest / "quick_vs_full.md", report.side_by_side(quick, results))
+    print(f"published {len(results)} claims from {len(segments)} run(s) to {dest}")
+    return 0
 
 
 def add_validate_parsers(sub) -> None:
@@ -175,3 +205,10 @@ def add_validate_parsers(sub) -> None:
     add_cluster(er)
     add_common(er, "results")
     er.set_defaults(func=cmd_errata)
+
+    pu = sub.add_parser("publish", help="merge validate output folders into a dated reference folder (claims.json, "
+                        "report.md, errata.md, provenance.json; no images)")
+    pu.add_argument("outs", nargs="+", help="validate --out folders, in order (a later one wins for the same claim)")
+    pu.add_argument("--to", required=True, help="the reference folder, e.g. reference/full-2026-11-26")
+    pu.add_argument("--quick-json", help="a quick run's claims.json: also write quick_vs_full.md")
+    pu.set_defaults(func=cmd_publish)

@@ -26,7 +26,7 @@ import theorylab
 from theorylab import errata
 from theorylab.checks import BASES, FAMILY_LEVEL, VACUOUS, Check
 from theorylab.claims import Claim, Evidence, Result
-from theorylab.report import MARK, fmt, mark, summary
+from theorylab.report import MARK, fmt, mark, spread_of, summary
 from theorylab.files import write_text
 from theorylab.sources import papers
 
@@ -118,7 +118,7 @@ def _sort_key(value) -> str:
 
 def _claim(r: Result, out: Path) -> dict:
     d = r.as_dict()
-    checks = [{**c, "spread": fmt(c["ci"]) if c["ci"] else fmt(c["tolerance"]), "mark": MARK[c["verdict"]],
+    checks = [{**c, "spread": spread_of(c), "mark": MARK[c["verdict"]],
                **{k: fmt(c[k]) for k in ("measured", "theory", "tightness")}} for c in d["checks"]]
     return {
         **d, "anchor": d["id"].replace(".", "-"), "paper": d["id"].split(".")[0], "mark": mark(r.label),

@@ -79,7 +79,9 @@ def _cell(text) -> str:
     return fmt(text).replace("|", "\\|")
 
 
-def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
+def markdown(results: Sequence[Result], mode: str, seed: int, out: Path, figures: bool = True) -> str:
+    """The Markdown report; ``figures=False`` names each claim's figure instead of linking it (a reference result
+    kept in git without its images)."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     lines = [
         "# theorylab validation report", "",
@@ -115,7 +117,7 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
         lines += ["| check | basis | measured | theory | relation | CI / tolerance | tightness | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
         for c in d["checks"]:
-            spread = fmt(c["ci"]) if c["ci"] else fmt(c["tolerance"])
+            spread = spread_of(c)
             name = c["name"] + ("" if c["role"] == "statement" else f" ({c['role']})")
             lines.append(f"| {_cell(name)} | {c['basis']} | {_cell(c['measured'])} | {_cell(c['theory'])} | "
                          f"{_cell(c['relation'])} | {_cell(spread)} | {_cell(c['tightness'])} | {MARK[c['verdict']]} |")
@@ -127,7 +129,43 @@ def markdown(results: Sequence[Result], mode: str, seed: int, out: Path) -> str:
                              ("Deviations from the paper", d["deviations"]), ("Errata", d["errata"])):
             if items:
                 lines += ["", f"*{title}:*", ""] + [f"- {item}" for item in items]
-        if d["figure"]:
-            rel = os.path.relpath(d["figure"], out)
-            lines += ["", f"![{d['id']}]({rel})"]
+        if d["figure"] and figures:
+            lines += ["", f"![{d['id']}]({os.path.relpath(d['figure'], out)})"]
+        elif d["figure"]:
+            lines += ["", f"*Figure {Path(d['figure']).name} is not kept here: `theorylab validate {d['id']} --"
+                          f"{mode}` draws it.*"]
+    return "\n".join(lines) + "\n"
+
+
+def spread_of(check: dict) -> str:
+    """A check's interval or tolerance as the reports print it, with the paired seeds behind an ordering."""
+    spread = fmt(check["ci"]) if check["ci"] else fmt(check["tolerance"])
+    return spread + (f" over {check['seeds']} seeds" if check.get("seeds") else "")
+
+
+def side_by_side(quick: Sequence[Result], full: Sequence[Result]) -> str:
+    """Markdown: verdict counts per paper in quick and in full mode, then every claim whose label differs."""
+    papers = sorted({r.claim.paper for r in (*quick, *full)})
+    verdicts = ("holds", "violated", "inconclusive", "error")
+
+    def counts(results, paper):
+        found = Counter(r.verdict for r in results if r.claim.paper == paper)
+        return " / ".join(str(found[v]) for v in verdicts)
+
+    lines = ["| paper | quick: holds / violated / inconclusive / error | full: holds / violated / inconclusive / "
+             "error |", "|---|---|---|"]
+    lines += [f"| {p} | {counts(quick, p)} | {counts(full, p)} |" for p in papers]
+    lines.append(f"| **all** | {' / '.join(str(sum(r.verdict == v for r in quick)) for v in verdicts)} | "
+                 f"{' / '.join(str(sum(r.verdict == v for r in full)) for v in verdicts)} |")
+    by_id = {r.claim.id: r for r in quick}
+    changed = [(r, by_id[r.claim.id]) for r in full if r.claim.id in by_id and r.label != by_id[r.claim.id].label]
+    if changed:
+        lines += ["", "| claim | quick | full | deciding check in full |", "|---|---|---|---|"]
+        for f, q in changed:
+            head = f.evidence.headline if f.evidence is not None else None
+            lines.append(f"| {f.claim.id} | {mark(q.label)} | {mark(f.label)} | "
+                         f"{_cell(head.name) if head else ''} |")
+    missing = [r.claim.id for r in quick if r.claim.id not in {f.claim.id for f in full}]
+    if missing:
+        lines += ["", f"Not in the full run ({len(missing)}): {', '.join(missing)}."]
     return "\n".join(lines) + "\n"

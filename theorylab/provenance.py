@@ -1,0 +1,90 @@
+"""Where a validation's verdicts came from: ``OUT/provenance.json`` beside every ``claims.json``.
+
+It records what a reader needs to reproduce or weigh a run: the mode and seed, the decision rule for orderings, the
+git commit (and whether the working tree differed from it) with the code fingerprint of :mod:`theorylab.journal`,
+the library versions, the machine (CPU model, usable cores, memory, GPU), how the claims were scheduled (workers),
+when the run started and ended and how long it took, and how many claims were computed or read back from the
+journal.  :func:`publish` merges several runs' outputs into one dated reference folder.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+import theorylab
+from theorylab.claims import Result
+
+
+def _git(*args: str) -> str | None:
+    top = Path(__file__).resolve().parents[1]
+    try:
+        done = subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def machine() -> dict:
+    """This machine in a few fields (CPU model, usable cores, memory, GPU), for reading a run's durations."""
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                 if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    memory = None
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        memory = round(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2 ** 30, 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {"cpu": cpu, "cores": cores, "memory_gib": memory, "gpu": gpu, "system": platform.platform()}
+
+
+def record(results: Sequence[Result], *, mode: str, seed: int, anytime: bool, workers: int | None,
+           started: datetime.datetime, resumed: int) -> dict:
+    """The provenance of one ``validate`` run (module docstring)."""
+    import numpy
+    import torch
+
+    from theorylab.journal import fingerprint
+
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    commit = _git("rev-parse", "HEAD")
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "mode": mode, "seed": seed, "orderings": "confidence sequences, seeds added (--until-decided)" if anytime
+        else "fixed-seed t-intervals",
+        "commit": commit, "working_tree_differs": None if dirty is None else bool(dirty), "code": fingerprint(),
+        "versions": {"theorylab": theorylab.__version__, "python": platform.python_version(),
+                     "torch": torch.__version__, "numpy": numpy.__version__},
+        "machine": machine(), "workers": workers or 1,
+        "started": started.isoformat(timespec="seconds"), "finished": finished.isoformat(timespec="seconds"),
+        "duration_s": round((finished - started).total_seconds(), 1),
+        "claims": len(results), "read_from_journal": resumed,
+        "verdicts": dict(Counter(r.verdict for r in results)),
+    }
+
+
+def publish(outs: Sequence[Path], dest: Path) -> tuple[list[Result], list[dict]]:
+    """The results and provenances of several ``validate`` output folders (each with ``claims.json`` and
+    ``provenance.json``), merged in order (a later folder's result for the same claim wins)."""
+    from theorylab.html_report import load_results
+
+    merged: dict[str, Result] = {}
+    segments = []
+    for out in outs:
+        out = Path(out)
+        for r in load_results(out / "claims.json"):
+            merged[r.claim.id] = r
+        source = out / "provenance.json"
+        segments.append({"folder": out.name, **(json.loads(source.read_text()) if source.is_file() else {})})
+    return list(merged.values()), segments
