@@ -1,11 +1,12 @@
-"""Resumable validation (theorylab.journal), the full-mode plan (theorylab.plan) and their command-line options."""
+"""Full mode: resumable validation (theorylab.journal), the plan (theorylab.plan), provenance and publishing
+(theorylab.provenance), the quick-vs-full comparison and their command-line options."""
 
 import argparse
 import json
 
 import pytest
 
-from theorylab import journal, plan
+from theorylab import journal, plan, report
 from theorylab.claims import Claim, Context, Evidence, evaluate, select
 from theorylab.checks import equal
 from theorylab.cli import main
@@ -108,3 +109,32 @@ def test_quick_and_full_exclude_each_other(capsys):
     with pytest.raises(SystemExit):
         main(["validate", "--quick", "--full", "--plan"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_side_by_side_counts_verdicts_per_paper_and_lists_what_changed():
+    quick = [_result("alpha.one"), _result("alpha.two"), _result("beta.one")]
+    full = [_result("alpha.one"), _result("alpha.two", 2.0)]  # alpha.two is violated in full mode
+    text = report.side_by_side(quick, full)
+    assert "| alpha | 2 / 0 / 0 / 0 | 1 / 1 / 0 / 0 |" in text
+    assert "| beta | 1 / 0 / 0 / 0 | 0 / 0 / 0 / 0 |" in text
+    assert "| alpha.two | holds | VIOLATED | 1 == 1 |" in text
+    assert "Not in the full run (1): beta.one." in text
+
+
+def test_publish_merges_runs_with_their_provenance_and_keeps_no_images(tmp_path, capsys):
+    outs = []
+    for i, claim_id in enumerate(("performative.ps_closed_form", "performative.prop2_9")):
+        outs.append(tmp_path / f"run{i}")
+        assert main(["validate", claim_id, "--quick", "--out", str(outs[-1]), "--no-cache", "--format", "json"]) == 0
+        stamp = json.loads((outs[-1] / "provenance.json").read_text())
+        assert stamp["mode"] == "quick" and stamp["claims"] == 1 and stamp["machine"]["cores"] >= 1
+        assert stamp["duration_s"] >= 0 and stamp["code"] == journal.fingerprint()
+    dest = tmp_path / "reference"
+    assert main(["publish", *map(str, outs), "--to", str(dest), "--quick-json", str(outs[0] / "claims.json")]) == 0
+    merged = json.loads((dest / "claims.json").read_text())
+    assert [d["id"] for d in merged] == ["performative.ps_closed_form", "performative.prop2_9"]
+    summary = json.loads((dest / "provenance.json").read_text())
+    assert summary["claims"] == 2 and [s["folder"] for s in summary["segments"]] == ["run0", "run1"]
+    assert "![" not in (dest / "report.md").read_text()
+    assert (dest / "errata.md").is_file()
+    assert "Not in the full run" not in (dest / "quick_vs_full.md").read_text()
