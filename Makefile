@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= results
 DATA   ?= data
 
-.PHONY: setup demo test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
+.PHONY: setup demo plan full decide test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,19 @@ setup: $(STAMP)  ## create .venv with every dependency (CPU torch pinned)
 
 demo: $(STAMP)  ## quick validation suite: table on stdout, report + figures under $(OUT)/
 	$(BIN)/theorylab validate --quick --out $(OUT)
+
+FULL_OUT ?= results-full
+WORKERS  ?= 2
+BUDGET   ?= 2h
+
+plan: $(STAMP)  ## what the full suite costs: every claim's declared full-mode time and the total, nothing run
+	$(BIN)/theorylab validate --full --plan --workers $(WORKERS)
+
+full: $(STAMP) data  ## the full suite at every claim's stated scale (hours; resumes where a killed run stopped)
+	$(BIN)/theorylab validate --full --resume --workers $(WORKERS) --out $(FULL_OUT)
+
+decide: $(STAMP) data  ## full suite, adding seeds to undecided orderings within $(BUDGET) (confidence sequences)
+	$(BIN)/theorylab validate --full --resume --until-decided --budget $(BUDGET) --workers $(WORKERS) --out $(FULL_OUT)-decided
 
 test: $(STAMP) browser  ## fast test suite (slow and GPU tests are skipped with a reason)
 	$(BIN)/python -m pytest -q

@@ -2,6 +2,7 @@
 (theorylab.provenance), the quick-vs-full comparison and their command-line options."""
 
 import argparse
+import dataclasses
 import json
 
 import pytest
@@ -138,3 +139,27 @@ def test_publish_merges_runs_with_their_provenance_and_keeps_no_images(tmp_path,
     assert "![" not in (dest / "report.md").read_text()
     assert (dest / "errata.md").is_file()
     assert "Not in the full run" not in (dest / "quick_vs_full.md").read_text()
+
+
+def test_record_writes_measured_costs_and_labels_estimates(tmp_path, monkeypatch):
+    from theorylab.sources import Paper
+
+    costs = tmp_path / "full_costs.json"
+    costs.write_text(json.dumps({"claims": {"alpha.kept": {"seconds": 7.0, "basis": "measured",
+                                                            "needs": ["fmnist"]}}}))
+    monkeypatch.setattr(plan, "papers", lambda: {"alpha": Paper("alpha", "seed.txt", "Alpha", (), costs)})
+
+    def timed(claim_id, seconds):
+        return dataclasses.replace(_result(claim_id), seconds=seconds)
+
+    full = [timed("alpha.one", 40.0), timed("alpha.two", 90.0), timed("alpha.kept", 9.0)]
+    quick = [timed("alpha.one", 4.0), timed("alpha.two", 3.0), timed("alpha.new", 2.0), timed("alpha.kept", 1.0)]
+    plan.record(full, "reference/x", "test machine", quick)
+    written = json.loads(costs.read_text())
+    assert written["machine"] == "test machine" and written["reference"] == "reference/x"
+    entries = written["claims"]
+    assert entries["alpha.one"] == {"seconds": 40.0, "basis": "measured"}
+    assert entries["alpha.kept"] == {"seconds": 9.0, "basis": "measured", "needs": ["fmnist"]}
+    # ratios full/quick: 10, 30, 9 -> median 10; the unmeasured claim is estimated at 2 s x 10
+    assert entries["alpha.new"]["seconds"] == 20.0
+    assert entries["alpha.new"]["basis"].startswith("estimated: quick-mode 2.0 s x 10")

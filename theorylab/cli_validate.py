@@ -176,9 +176,16 @@ def cmd_publish(args) -> int:
                                                                                "error")},
                "segments": segments}
     write_text(dest / "provenance.json", json.dumps(summary, indent=1) + "\n")
-    if args.quick_json:
-        quick = html_report.load_results(args.quick_json)
+    quick = html_report.load_results(args.quick_json) if args.quick_json else []
+    if quick:
         write_text(dest / "quick_vs_full.md", report.side_by_side(quick, results))
+    if args.record_costs:
+        from theorylab import plan
+
+        where = segments[-1].get("machine", {}) if segments else {}
+        machine = f"{where.get('cpu', '?')}, {where.get('cores', '?')} cores, {where.get('memory_gib', '?')} GiB"
+        for path in plan.record(results, str(args.to), machine, quick):
+            print(f"costs: {path}")
     print(f"published {len(results)} claims from {len(segments)} run(s) to {dest}")
     return 0
 
@@ -211,4 +218,6 @@ def add_validate_parsers(sub) -> None:
     pu.add_argument("outs", nargs="+", help="validate --out folders, in order (a later one wins for the same claim)")
     pu.add_argument("--to", required=True, help="the reference folder, e.g. reference/full-2026-11-26")
     pu.add_argument("--quick-json", help="a quick run's claims.json: also write quick_vs_full.md")
+    pu.add_argument("--record-costs", action="store_true", help="write the measured seconds into each paper's "
+                    "full_costs.json (estimates from --quick-json for claims the runs did not finish)")
     pu.set_defaults(func=cmd_publish)

@@ -26,7 +26,7 @@ import theorylab
 from theorylab import errata
 from theorylab.checks import BASES, FAMILY_LEVEL, VACUOUS, Check
 from theorylab.claims import Claim, Evidence, Result
-from theorylab.report import MARK, fmt, mark, spread_of, summary
+from theorylab.report import MARK, fmt, mark, reference_line, spread_of, summary
 from theorylab.files import write_text
 from theorylab.sources import papers
 
@@ -145,7 +145,7 @@ def render(results: Sequence[Result], out: str | Path, mode: str | None = None, 
         command=lambda d: errata.command(d, mode),
         claims=claims, papers=sorted({c["paper"] for c in claims}),
         verdicts=[v for v in VERDICT_ORDER if v in present], summary=summary(results), bases=BASES, vacuous=VACUOUS,
-        version=theorylab.__version__, mode=mode, seed=seed,
+        version=theorylab.__version__, mode=mode, seed=seed, reference=reference_line(),
         stamp=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
 
 

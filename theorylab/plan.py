@@ -41,7 +41,9 @@ def declared() -> dict[str, Cost]:
         if paper.costs is None or not Path(paper.costs).is_file():
             continue
         for claim_id, entry in json.loads(Path(paper.costs).read_text()).get("claims", {}).items():
-            found[claim_id] = Cost(float(entry["seconds"]), entry["basis"], tuple(entry.get("needs", ())))
+            seconds = entry.get("seconds")
+            found[claim_id] = Cost(None if seconds is None else float(seconds), entry.get("basis", "not declared"),
+                                   tuple(entry.get("needs", ())))
     return found
 
 
@@ -89,19 +91,34 @@ def render(claims: Sequence[Claim], workers: int, present: dict[str, bool]) -> s
     return "\n".join(lines)
 
 
-def record(results: Sequence[Result], reference: str, machine: str) -> list[Path]:
-    """Write the measured seconds of a full run's ``results`` into each paper's costs file, keeping the entries
-    (and datasets) of claims the run did not measure or that failed."""
+def record(results: Sequence[Result], reference: str, machine: str,
+           quick: Sequence[Result] = ()) -> list[Path]:
+    """Write the measured seconds of a full run's ``results`` into each paper's costs file; a claim the run did not
+    finish keeps its entry, or, when it has none and ``quick`` holds its quick-mode time, gets an estimate: that time
+    times the median full/quick ratio of the paper's measured claims (of all measured claims when the paper has
+    none), labelled as such.  Datasets (``needs``) already listed are kept."""
+    measured = {r.claim.id: r for r in results if r.error is None}
+    quick_s = {r.claim.id: r.seconds for r in quick if r.error is None and r.seconds > 0}
+    ratios = {claim_id: r.seconds / quick_s[claim_id] for claim_id, r in measured.items() if claim_id in quick_s}
     written = []
     for prefix, paper in papers().items():
-        ours = [r for r in results if r.claim.paper == prefix and r.error is None]
-        if paper.costs is None or not ours:
+        if paper.costs is None:
             continue
         path = Path(paper.costs)
-        old = json.loads(path.read_text()) if path.is_file() else {}
-        entries = dict(old.get("claims", {}))
-        for r in ours:
-            entries[r.claim.id] = {**entries.get(r.claim.id, {}), "seconds": round(r.seconds, 1), "basis": "measured"}
-        body = {"machine": machine, "reference": reference, "claims": dict(sorted(entries.items()))}
-        written.append(write_text(path, json.dumps(body, indent=1) + "\n"))
+        entries = dict(json.loads(path.read_text()).get("claims", {}) if path.is_file() else {})
+        for claim_id, r in measured.items():
+            if r.claim.paper == prefix:
+                entries[claim_id] = {**entries.get(claim_id, {}), "seconds": round(r.seconds, 1), "basis": "measured"}
+        own = [v for k, v in ratios.items() if k.split(".")[0] == prefix]
+        pool, whose = (own, "this paper's") if own else (list(ratios.values()), "all")
+        for claim_id, seconds in quick_s.items():
+            if claim_id.split(".")[0] != prefix or claim_id in entries or not pool:
+                continue
+            ratio = float(sorted(pool)[len(pool) // 2])
+            entries[claim_id] = {"seconds": round(seconds * ratio, 1),
+                                 "basis": f"estimated: quick-mode {seconds:.1f} s x {ratio:.3g}, the median full/quick "
+                                          f"ratio of {whose} {len(pool)} measured claims"}
+        if entries:
+            body = {"machine": machine, "reference": reference, "claims": dict(sorted(entries.items()))}
+            written.append(write_text(path, json.dumps(body, indent=1) + "\n"))
     return written

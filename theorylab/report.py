@@ -79,13 +79,29 @@ def _cell(text) -> str:
     return fmt(text).replace("|", "\\|")
 
 
+def reference() -> str | None:
+    """The newest dated full-mode reference result kept in the repository (``reference/full-YYYY-MM-DD``), as a
+    path relative to the repository; None outside a checkout."""
+    top = Path(__file__).resolve().parents[1] / "reference"
+    found = sorted(p.name for p in top.glob("full-*") if (p / "claims.json").is_file()) if top.is_dir() else []
+    return f"reference/{found[-1]}" if found else None
+
+
+def reference_line() -> str:
+    """One sentence pointing at the reference result, or nothing."""
+    ref = reference()
+    return (f"Full-mode reference result: `{ref}/` in the repository (claims.json, report.md, errata.md, "
+            f"provenance.json; quick and full verdicts side by side in quick_vs_full.md)." if ref else "")
+
+
 def markdown(results: Sequence[Result], mode: str, seed: int, out: Path, figures: bool = True) -> str:
     """The Markdown report; ``figures=False`` names each claim's figure instead of linking it (a reference result
     kept in git without its images)."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     lines = [
         "# theorylab validation report", "",
-        f"Generated {stamp} by theorylab {theorylab.__version__}; mode **{mode}**, seed {seed}.", "",
+        f"Generated {stamp} by theorylab {theorylab.__version__}; mode **{mode}**, seed {seed}. {reference_line()}"
+        .rstrip(), "",
         "Verdicts: *holds* (the measurement agrees with the statement), *violated* (it contradicts the statement "
         "on our testbed under every reading of it; see errata.md), *inconclusive* (the measurement cannot decide, "
         f"or the verdict depends on the reading). *holds (vacuous xN)*: a bound of the statement is N > {VACUOUS:g} "
