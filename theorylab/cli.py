@@ -1,4 +1,4 @@
-"""Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep``.
+"""Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep | new``.
 
 ``theorylab validate`` and ``theorylab errata`` (:mod:`theorylab.cli_validate`) run claims and report their verdicts
 (quick or full mode, in parallel on dask, resumable, planned with ``--plan``, seeds added with ``--until-decided``).
@@ -10,6 +10,10 @@ checksum (:mod:`theorylab.store`).
 a tidy CSV table and a figure of the grid's metric.
 
 ``theorylab train`` (:mod:`theorylab.cli_train`) trains a network testbed with a federated algorithm.
+
+``--plugin PATH|MODULE`` (on ``list``, ``validate``, ``errata``, ``figure`` and ``train``) loads a plugin's claims,
+kernels, testbeds, participation processes and figures before the command runs (:mod:`theorylab.plugins`);
+``theorylab new NAME [--dir DIR]`` writes one (:mod:`theorylab.scaffold`).
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from pathlib import Path
 
 from theorylab import html_report
 from theorylab.claims import Context
-from theorylab.cli_options import add_common, int_at_least, store_of
+from theorylab.cli_options import add_common, add_plugin, int_at_least, store_of
 from theorylab.cli_train import add_train_parser
 from theorylab.cli_validate import add_validate_parsers
 from theorylab.files import output_dir
+from theorylab.plugins import load_given
 from theorylab.progress import progress
-from theorylab.registry import KINDS, entries, lookup
+from theorylab.registry import BUILT_IN, KINDS, entries, lookup
 from theorylab.store import Store
 
 
@@ -40,7 +45,8 @@ def cmd_list(args) -> int:
     for kind in kinds:
         print(f"{HEADINGS[kind]}:")
         for name, entry in entries(kind).items():
-            print(f"  {name:34s} {entry.summary}")
+            owner = "" if entry.owner == BUILT_IN else f"  [plugin {entry.owner}]"
+            print(f"  {name:34s} {entry.summary}{owner}")
         print()
     return 0
 
@@ -112,12 +118,23 @@ def cmd_figure(args) -> int:
     return 0
 
 
+def cmd_new(args) -> int:
+    from theorylab.scaffold import create
+
+    folder = create(args.name, args.dir)
+    print(f"{folder}: a plugin with a lemma (lemma.md), a kernel, a claim, a figure and their tests\n"
+          f"  theorylab validate {args.name} --plugin {folder} --quick\n  python -m pytest {folder / 'tests'}\n"
+          f"  pip install {folder}    # then every command loads it without --plugin")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="theorylab", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     ls = sub.add_parser("list", help="list claims, algorithms, testbeds, participation processes, figures")
     ls.add_argument("kind", nargs="?", choices=KINDS)
+    add_plugin(ls)
     ls.set_defaults(func=cmd_list)
 
     add_validate_parsers(sub)
@@ -152,6 +169,11 @@ def parser() -> argparse.ArgumentParser:
     fi.set_defaults(func=cmd_figure)
 
     add_train_parser(sub)
+
+    nw = sub.add_parser("new", help="write a plugin folder: a lemma of your own, a kernel, a claim, a figure, tests")
+    nw.add_argument("name", help="the plugin's name and namespace: a Python identifier, e.g. mylemma")
+    nw.add_argument("--dir", default=".", help="folder to write NAME/ into (default: the current folder)")
+    nw.set_defaults(func=cmd_new)
     return p
 
 
@@ -160,6 +182,7 @@ def main(argv=None) -> int:
     ends the command quietly with the shell's SIGPIPE status 141, as other command-line tools do."""
     args = parser().parse_args(argv)
     try:
+        load_given(getattr(args, "plugin", None) or ())
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
         return code

@@ -1,5 +1,5 @@
 """What every command of :mod:`theorylab.cli` shares: numeric option types that refuse bad values as usage errors,
-and the result store an ``--out`` / ``--store`` / ``--no-cache`` trio names."""
+the result store an ``--out`` / ``--store`` / ``--no-cache`` trio names, and ``--plugin``."""
 
 from __future__ import annotations
 
@@ -57,8 +57,18 @@ def duration(text: str) -> float:
     return seconds
 
 
+def add_plugin(sp) -> None:
+    """``--plugin PATH|MODULE`` (repeatable): a plugin folder, ``.py`` file or module whose claims, kernels,
+    testbeds, participation processes and figures the command sees (:mod:`theorylab.plugins`); ``theorylab.cli``
+    loads them before the command runs."""
+    sp.add_argument("--plugin", action="append", default=[], metavar="PATH|MODULE",
+                    help="load a plugin: a folder with __init__.py (`theorylab new NAME` writes one), a .py file or "
+                    "an importable module; repeatable (installed plugins load without it)")
+
+
 def add_common(sp, out_default: str) -> None:
-    """The options every command that runs claims or figures shares: seed, output folder, budget, store."""
+    """The options every command that runs claims or figures shares: seed, output folder, budget, store, plugins."""
+    add_plugin(sp)
     sp.add_argument("--seed", type=int_at_least(0), default=0, help="base seed of every random stream (default 0)")
     sp.add_argument("--out", default=out_default, help=f"output folder (default {out_default})")
     budget = sp.add_mutually_exclusive_group()

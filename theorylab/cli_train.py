@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from theorylab.cli_options import int_at_least, number_in, store_of
+from theorylab.cli_options import add_plugin, int_at_least, number_in, store_of
 from theorylab.participation.dynamics import DYNAMICS
 
 DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
@@ -227,4 +227,5 @@ def add_train_parser(sub) -> None:
     tr.add_argument("--out", default="results", help="output folder (default results)")
     tr.add_argument("--store", help="result-store file (default OUT/store.sqlite)")
     tr.add_argument("--no-cache", action="store_true", help="neither read nor write the result store")
+    add_plugin(tr)
     tr.set_defaults(func=cmd_train)

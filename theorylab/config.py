@@ -5,7 +5,9 @@ by their specs (``{"name": ..., **params}``, see :mod:`theorylab.registry`) plus
 run's size; optionally a lossy ``channel`` and an asynchronous ``clock`` (``None``: a lossless, synchronous run;
 a ``None`` field is left out of the config's dict, so adding these fields changed no existing config's JSON).  Its key hashes the canonical JSON of the config together with the
 package version and a fingerprint of the engine and testbed sources, so a code
-change never serves a stale cached trace.
+change never serves a stale cached trace; a configuration that names a plugin's component (a name in the plugin's
+namespace) also hashes that plugin's source fingerprint (:mod:`theorylab.plugins`), so editing the plugin
+invalidates its runs, and the keys of configurations that name no plugin are unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import theorylab
+from theorylab.plugins import fingerprints_in
 from theorylab.validation import integer
 
 _FINGERPRINTED = ("theorylab", "testbeds")
@@ -77,8 +80,12 @@ class RunConfig:
         return json.loads(canonical_json({k: v for k, v in fields.items() if not (k in _OPTIONAL and v is None)}))
 
     def key(self) -> str:
-        payload = canonical_json({"config": self.as_dict(), "version": theorylab.__version__, "code": code_fingerprint()})
-        return hashlib.sha256(payload.encode()).hexdigest()
+        config = self.as_dict()
+        parts = {"config": config, "version": theorylab.__version__, "code": code_fingerprint()}
+        plugins = fingerprints_in(config)
+        if plugins:  # left out otherwise, so that a configuration of built-ins keeps its key
+            parts["plugins"] = plugins
+        return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
     def replace(self, **changes) -> "RunConfig":
         return dataclasses.replace(self, **changes)

@@ -3,7 +3,8 @@ long ``validate`` killed halfway (a reboot, a lost session) resumes with ``--res
 
 A line holds the result (``Result.as_dict``) with what it was computed under: the mode, the seed, whether orderings
 were decided by confidence sequences, and the *code fingerprint* — a SHA-256 over the source files of the engine,
-the testbeds, the validations and the figures.  ``--resume`` takes a line only when all four match the run being
+the testbeds, the validations and the figures (with the fingerprints of the loaded plugins,
+:mod:`theorylab.plugins`, when there are any).  ``--resume`` takes a line only when all four match the run being
 resumed, so a result computed by other code is never reused; the runs inside claims are cached separately, by
 their configuration, in the result store (:mod:`theorylab.store`).  Lines are appended and flushed one at a time;
 a line cut short by a crash is skipped on reading.
@@ -44,7 +45,12 @@ def _digest(top: Path) -> str:
 
 
 def _stamp(mode: str, seed: int, anytime: bool) -> dict:
-    return {"mode": mode, "seed": seed, "anytime": anytime, "code": fingerprint()}
+    from theorylab.plugins import fingerprints
+
+    stamp = {"mode": mode, "seed": seed, "anytime": anytime, "code": fingerprint()}
+    if fingerprints():  # left out without plugins, so that earlier journals still resume
+        stamp["plugins"] = fingerprints()
+    return stamp
 
 
 def start(path: Path, resume: bool) -> None:

@@ -12,9 +12,11 @@ On this project's 2-core machine a second torch thread on tiny tensors only adds
 
 **Claims in parallel.** :func:`evaluate_claims` submits one task per claim.  The task looks the claim up by id in
 the worker's own registry and evaluates it with a :class:`~theorylab.claims.Context` of the same budget, seed,
-store file and figure folder.  A claim draws its randomness only from streams keyed by ``ctx.seed``
-(:mod:`theorylab.rng`) and its cached runs by their config hash, so its numbers do not depend on the worker that
-runs it nor on the order in which claims finish; results are returned in the claims' order.  BLAS/LAPACK run on
+store file and figure folder, once the worker has loaded the client's ``--plugin`` plugins
+(:func:`theorylab.plugins.given`; installed plugins load through the registry anyway).  A claim draws its
+randomness only from streams keyed by ``ctx.seed`` (:mod:`theorylab.rng`) and its cached runs by their config
+hash, so its numbers do not depend on the worker that runs it nor on the order in which claims finish; results are
+returned in the claims' order.  BLAS/LAPACK run on
 one thread while a claim is evaluated, serially or on a worker (:func:`one_blas_thread`): with two OpenBLAS
 threads instead of one, ``numpy.linalg.eigvals`` of a 1024 x 1024 matrix moved in the 15th digit, which made
 ``thesis.markov.product_chain``'s JSON differ between a serial and a ``--workers 2`` run.
@@ -38,6 +40,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from theorylab.claims import Claim, Context, Result, evaluate
+from theorylab.plugins import given, load_given
 from theorylab.progress import progress
 from theorylab.registry import lookup
 from theorylab.store import Store
@@ -168,8 +171,11 @@ def sized(plan: dict[str, int], fn: Callable, *args):
 
 
 def _evaluate_by_id(claim_id: str, quick: bool, seed: int, store: str | None, figure_dir: str, anytime: bool = False,
-                    extra_seeds: int = 0):
-    """Worker side: evaluate a registered claim; returns (evidence without its re-decision hooks, seconds, error)."""
+                    extra_seeds: int = 0, plugins: Sequence[str] = ()):
+    """Worker side: evaluate a registered claim, after loading the ``--plugin`` arguments ``plugins`` of the client
+    (:func:`theorylab.plugins.given`; each loads once per worker); returns (evidence without its re-decision hooks,
+    seconds, error)."""
+    load_given(plugins)
     ctx = Context(quick=quick, seed=seed, store=None if store is None else Store(store), figure_dir=Path(figure_dir),
                   progress=False, anytime=anytime, extra_seeds=extra_seeds)
     try:
@@ -200,7 +206,7 @@ def evaluate_claims(claims: Sequence[Claim], ctx: Context, client, patience: flo
     plan = thread_plan(client)
     store = None if ctx.store is None else str(ctx.store.path)
     futures = [client.submit(sized, plan, _evaluate_by_id, c.id, ctx.quick, ctx.seed, store, str(ctx.figure_dir),
-                             ctx.anytime, ctx.extra_seeds, pure=False) for c in claims]
+                             ctx.anytime, ctx.extra_seeds, given(), pure=False) for c in claims]
     owner = {f.key: c for c, f in zip(claims, futures)}
     finished, stranded, why = {}, set(), ""
     try:

@@ -3,8 +3,9 @@
 It records what a reader needs to reproduce or weigh a run: the mode and seed, the decision rule for orderings, the
 git commit (and whether the working tree differed from it) with the code fingerprint of :mod:`theorylab.journal`,
 the library versions, the machine (CPU model, usable cores, memory, GPU), how the claims were scheduled (workers),
-when the run started and ended and how long it took, and how many claims were computed or read back from the
-journal.  :func:`publish` merges several runs' outputs into one dated reference folder.
+when the run started and ended and how long it took, how many claims were computed or read back from the
+journal, and the plugins loaded (origin and source fingerprint, :mod:`theorylab.plugins`) when there were any.
+:func:`publish` merges several runs' outputs into one dated reference folder.
 """
 
 from __future__ import annotations
@@ -71,7 +72,16 @@ def record(results: Sequence[Result], *, mode: str, seed: int, anytime: bool, wo
         "duration_s": round((finished - started).total_seconds(), 1),
         "claims": len(results), "read_from_journal": resumed,
         "verdicts": dict(Counter(r.verdict for r in results)),
+        **_plugins(),
     }
+
+
+def _plugins() -> dict:
+    """``{"plugins": {namespace: {"origin", "fingerprint"}}}`` for the plugins loaded in this run; empty without."""
+    from theorylab.plugins import loaded
+
+    found = {ns: {"origin": p.origin, "fingerprint": p.fingerprint} for ns, p in sorted(loaded().items())}
+    return {"plugins": found} if found else {}
 
 
 def publish(outs: Sequence[Path], dest: Path) -> tuple[list[Result], list[dict]]:

@@ -10,16 +10,23 @@ Before a factory runs, every spec value is checked against the parameter's simpl
 parameter, not a TypeError deep in the factory's arithmetic.
 
 Modules register themselves; :func:`load_all` imports every module of the
-component packages so that nothing has to be listed by hand.
+component packages so that nothing has to be listed by hand, then the plugins that installed packages declare
+(entry-point group ``theorylab.plugins``, :mod:`theorylab.plugins`).
+
+Every entry records its *owner*: :data:`BUILT_IN`, or the namespace of the plugin that registered it.  While a
+plugin is imported (:func:`owned_by`), each name it registers must be its namespace or start with
+``namespace + "."``, and a name that is already taken — by a built-in or by another plugin — is a ValueError that
+names both owners.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from theorylab.validation import annotated_types
 
@@ -28,15 +35,60 @@ PACKAGES = ("theorylab.participation", "theorylab.channels", "theorylab.clocks",
             "theorylab.kernels", "testbeds", "validations", "figures")
 
 
+BUILT_IN = "built-in"
+
+
 @dataclass(frozen=True)
 class Entry:
     name: str
     obj: Any
     summary: str
+    owner: str = BUILT_IN  # BUILT_IN, or the namespace of the plugin that registered it
 
 
 _REGISTRY: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
 _loaded = False
+_owner: tuple[str, str] | None = None  # (namespace, where it comes from) of the plugin being imported
+
+
+def describe(kind: str, entry: Entry) -> str:
+    """How an error names a registered component: "the built-in claim 'x' (module m)" or "the claim 'x' of plugin
+    'ns' (module m)"."""
+    module = getattr(getattr(entry.obj, "check", entry.obj), "__module__", None)
+    at = f" (module {module})" if module else ""
+    if entry.owner == BUILT_IN:
+        return f"the built-in {kind} {entry.name!r}{at}"
+    return f"the {kind} {entry.name!r} of plugin {entry.owner!r}{at}"
+
+
+@contextlib.contextmanager
+def owned_by(namespace: str, origin: str) -> Iterator[None]:
+    """Inside the block every registration belongs to the plugin ``namespace`` (loaded from ``origin``) and must be
+    namespaced by it; on an error the plugin's registrations are removed again, so a failed plugin leaves none."""
+    global _owner
+    if _owner is not None:
+        raise ValueError(f"plugin {namespace!r} ({origin}) is loaded while plugin {_owner[0]!r} is still importing")
+    _owner = (namespace, origin)
+    try:
+        yield
+    except BaseException:
+        forget(namespace)
+        raise
+    finally:
+        _owner = None
+
+
+def forget(namespace: str) -> None:
+    """Remove every entry that the plugin ``namespace`` registered."""
+    for table in _REGISTRY.values():
+        for name in [n for n, e in table.items() if e.owner == namespace]:
+            del table[name]
+
+
+def owned(namespace: str) -> dict[str, list[str]]:
+    """Kind -> the names the plugin ``namespace`` registered (kinds it registered nothing of left out)."""
+    found = {kind: sorted(n for n, e in table.items() if e.owner == namespace) for kind, table in _REGISTRY.items()}
+    return {kind: names for kind, names in found.items() if names}
 
 
 def _first_line(obj: Any) -> str:
@@ -50,17 +102,25 @@ def register(kind: str, name: str, summary: str | None = None) -> Callable[[Any]
         raise ValueError(f"unknown registry kind {kind!r}; expected one of {KINDS}")
 
     def deco(obj: Any) -> Any:
+        owner = BUILT_IN if _owner is None else _owner[0]
+        if _owner is not None and not (name == owner or name.startswith(owner + ".")):
+            raise ValueError(f"plugin {owner!r} ({_owner[1]}) registers {kind} {name!r}: a plugin's names must be "
+                             f"its namespace or start with it, e.g. {owner + '.' + name!r}")
+        entry = Entry(name, obj, summary or _first_line(obj), owner)
         existing = _REGISTRY[kind].get(name)
         if existing is not None and existing.obj is not obj:
-            raise ValueError(f"{kind} {name!r} is registered twice")
-        _REGISTRY[kind][name] = Entry(name, obj, summary or _first_line(obj))
+            if existing.owner == owner == BUILT_IN:
+                raise ValueError(f"{kind} {name!r} is registered twice")
+            raise ValueError(f"{describe(kind, entry)} clashes with {describe(kind, existing)}: a name is registered "
+                             "once; rename the plugin (its namespace) or the component")
+        _REGISTRY[kind][name] = entry
         return obj
 
     return deco
 
 
 def load_all() -> None:
-    """Import every module of the component packages (idempotent)."""
+    """Import every module of the component packages, then the installed plugins' (idempotent)."""
     global _loaded
     if _loaded:
         return
@@ -68,7 +128,10 @@ def load_all() -> None:
         package = importlib.import_module(package_name)
         for info in pkgutil.walk_packages(package.__path__, package_name + "."):
             importlib.import_module(info.name)
-    _loaded = True
+    _loaded = True  # before the plugins, which load after the built-ins (so that a clash names the plugin)
+    from theorylab.plugins import load_entry_points
+
+    load_entry_points()
 
 
 def entries(kind: str) -> dict[str, Entry]:

@@ -9,6 +9,10 @@ quote may skip words with `` … ``: its pieces must occur in order.
 
 The texts are found under ``$THEORYLAB_SHARED`` or the ``shared/`` folder beside the repository (``../shared``);
 :func:`shared_dir` is ``None`` when neither exists (an installed wheel), and then no quote can be checked.
+
+A plugin (:mod:`theorylab.plugins`) registers its own source work with ``text=`` — the path of a file it ships
+that states its lemma in the author's own words (``theorylab new`` writes ``lemma.md``): its claims are then
+*statements* quoted from that text like any paper's, and :func:`quote_found` finds their quotes there.
 """
 
 from __future__ import annotations
@@ -32,12 +36,20 @@ class Paper:
     title: str  # authors and title, as the errata report heads the paper's section
     digests: tuple[str, ...]  # file names in shared/spec/
     costs: Path | None = None  # its claims' full-mode costs (JSON, :mod:`theorylab.plan`)
+    text: Path | None = None  # the source text itself, for a work outside shared/seeds/ (a plugin's own lemma)
 
 
-def register_paper(prefix: str, seed: str, title: str, digests: tuple[str, ...], costs: Path | None = None) -> Paper:
-    """Declare a source work (called once, from its ``validations/<prefix>/__init__.py``); ``costs`` is the JSON
-    file of its claims' full-mode costs (:mod:`theorylab.plan`)."""
-    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests), costs))
+def register_paper(prefix: str, seed: str, title: str, digests: tuple[str, ...] = (), costs: Path | None = None,
+                   text: Path | str | None = None) -> Paper:
+    """Declare a source work (called once, from its ``validations/<prefix>/__init__.py``, or from a plugin);
+    ``costs`` is the JSON file of its claims' full-mode costs (:mod:`theorylab.plan`); ``text`` the file that holds
+    the work's text when it is not a seed of ``shared/seeds/`` (a plugin passes its ``lemma.md`` and ``seed=""``):
+    it must exist."""
+    if text is not None:
+        text = Path(text)
+        if not text.is_file():
+            raise ValueError(f"paper {prefix!r}: its text {text} is not a file")
+    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests), costs, text))
 
 
 def papers() -> dict[str, Paper]:
@@ -89,7 +101,12 @@ def find_quote(quote: str, text: str) -> int | None:
 
 def source_texts(paper: Paper, of: str = "seed") -> list[Path]:
     """The files a quote of ``paper`` is looked up in: its seed text (``of="seed"``) or its digests
-    (``of="digest"``); empty when the shared folder is absent."""
+    (``of="digest"``); empty when the shared folder is absent.  A work with its own ``text`` is looked up there (it
+    has no digest)."""
+    if paper.text is not None:
+        if of not in ("seed", "digest"):
+            raise ValueError(f"of must be 'seed' or 'digest'; got {of!r}")
+        return [paper.text] if of == "seed" else []
     root = shared_dir()
     if root is None:
         return []
