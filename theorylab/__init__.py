@@ -5,6 +5,21 @@ algorithm kernels (:mod:`theorylab.kernels`), exact moment propagation
 (:mod:`theorylab.exact`), the runner, the result store, the claims framework and
 the CLI.  Problems with ground truth live in the sibling package ``testbeds``,
 claims in ``validations`` and figure recipes in ``figures``.
+
+From Python or a notebook: ``theorylab.validate(...)``, ``theorylab.run(config)`` and ``theorylab.figure(name)``
+(:mod:`theorylab.api`, imported on first use so that ``import theorylab`` stays light).
 """
 
 __version__ = "0.1.0"
+
+_API = ("validate", "run", "figure")
+
+
+def __getattr__(name: str):
+    """``theorylab.validate``, ``theorylab.run`` and ``theorylab.figure`` from :mod:`theorylab.api`, imported on first
+    use."""
+    if name in _API:
+        from theorylab import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'theorylab' has no attribute {name!r}")

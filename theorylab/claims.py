@@ -207,6 +207,13 @@ class Result:
     def label(self) -> str:
         return "error" if self.evidence is None else self.evidence.label
 
+    def _repr_html_(self) -> str:
+        """Jupyter's display: verdict, statement, quote, every check (basis, interval or tolerance, seeds, role) and
+        the figure embedded (:func:`theorylab.html_report.fragment`)."""
+        from theorylab.html_report import fragment
+
+        return fragment([self], table=False)
+
     def as_dict(self) -> dict:
         ev = self.evidence
         head = None if ev is None else ev.headline

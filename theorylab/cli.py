@@ -7,7 +7,7 @@ checksum (:mod:`theorylab.store`).
 
 ``theorylab sweep GRID.yaml|GRID.json`` runs a grid of run configurations (:mod:`theorylab.grid`) on dask
 (:mod:`theorylab.sweep`): each finished cell goes into the store at once, so a killed sweep resumes; it writes
-a tidy CSV table and a figure of the grid's metric.
+a tidy table (CSV, and Parquet when pyarrow is installed) and a figure of the grid's metric.
 
 ``theorylab train`` (:mod:`theorylab.cli_train`) trains a network testbed with a federated algorithm.
 
@@ -97,7 +97,9 @@ def cmd_sweep(args) -> int:
     print(f"{done.cells} distinct cells: {done.cached} read from the store, {done.computed} computed, "
           f"{len(done.failed)} failed; store: {store.path}")
     if rows:
-        print(f"table: {sweep.write_csv(rows, out / f'{name}.csv')}  figure: {sweep.draw(rows, spec, out / f'{name}.png')}")
+        table, parquet = sweep.write_csv(rows, out / f"{name}.csv"), sweep.write_parquet(rows, out / f"{name}.parquet")
+        also = f" (and {parquet})" if parquet else ""
+        print(f"table: {table}{also}  figure: {sweep.draw(rows, spec, out / f'{name}.png')}")
     else:
         print(f"no cell finished: {out / f'{name}.csv'} is not written (an earlier table there is kept)")
     values = {cell.config.key(): cell.values for cell in cells}

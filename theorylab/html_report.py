@@ -1,16 +1,20 @@
 """The validation report as one self-contained HTML page (Jinja2 template ``theorylab/templates/report.html.j2``).
 
-The page has a summary table (one row per claim, sortable by any column, filterable by paper and verdict; a
-dozen lines of inline script, and the filters and sort can also be set by the query string
-``?paper=fedawe&verdict=violated&sort=tightness&order=desc``) and, per claim, its source, statement, every check
-with measured vs theory, CI or tolerance, tightness, basis and role (and each reading it was decided under), its quote,
-defence, notes, deviations, errata and figure (embedded
-as a base64 PNG, so the page can be mailed or archived alone).  Like the Markdown report
-(:mod:`theorylab.report`), each summary row shows the claim's *headline*: for a violated claim the check that
-failed, not its first check.  An *Errata* section at the top lists the findings as :mod:`theorylab.errata` does.
+The page has a summary table (one row per claim with its deciding check's interval or tolerance, sortable by any
+column, filterable by paper and verdict; a dozen lines of inline script, and the filters and sort can also be set by
+the query string ``?paper=fedawe&verdict=violated&sort=tightness&order=desc``) and, per claim, its source,
+statement, every check with measured vs theory, CI or tolerance, tightness, basis and role (and each reading it was
+decided under), its quote, defence, notes, deviations, errata and figure (embedded as a base64 PNG, so the page can
+be mailed or archived alone). Like the Markdown report (:mod:`theorylab.report`), each summary row shows the claim's
+*headline*: for a violated claim the check that failed, not its first check. An *Errata* section at the top lists
+the findings as :mod:`theorylab.errata` does.
 
 ``theorylab validate`` renders it from its results; ``theorylab report`` re-renders it from a ``claims.json``
 (:func:`load_results` rebuilds the results from that file; ``as_dict`` of the rebuilt results equals the file).
+
+The summary table and a claim's section are macros of ``templates/claims.html.j2``, which also show results in a
+notebook (:func:`fragment`, the ``_repr_html_`` of :mod:`theorylab.api`'s objects); :func:`trace_fragment` shows
+a run's trace.
 """
 
 from __future__ import annotations
@@ -118,11 +122,13 @@ def _sort_key(value) -> str:
 
 def _claim(r: Result, out: Path) -> dict:
     d = r.as_dict()
+    head = None if r.evidence is None else r.evidence.headline
     checks = [{**c, "spread": spread_of(c), "mark": MARK[c["verdict"]],
                **{k: fmt(c[k]) for k in ("measured", "theory", "tightness")}} for c in d["checks"]]
     return {
         **d, "anchor": d["id"].replace(".", "-"), "paper": d["id"].split(".")[0], "mark": mark(r.label),
         "cells": {k: fmt(d[k]) for k in ("measured", "theory", "tightness")},
+        "spread": "" if head is None else spread_of(head.as_dict()),
         "sort": {k: _sort_key(d[k]) for k in ("tightness", "seconds")},
         "checks": checks, "check_notes": [f"{c['name']}: {c['note']}" for c in d["checks"] if c["note"]],
         "expected": None if r.verdict in (r.claim.expect, "error") else (r.claim.expect, r.claim.because),
@@ -130,16 +136,21 @@ def _claim(r: Result, out: Path) -> dict:
     }
 
 
-def render(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> str:
-    """The page for ``results``; figures are read relative to the working directory or under ``out/figures``."""
+def _template(name: str):
+    """A template of ``theorylab/templates``, rendered with HTML escaping on."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("theorylab", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
+    return env.get_template(name)
+
+
+def render(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> str:
+    """The page for ``results``; figures are read relative to the working directory or under ``out/figures``."""
     claims = [_claim(r, Path(out)) for r in results]
     present = {c["verdict"] for c in claims}
     found = errata.sections(results)
-    return env.get_template("report.html.j2").render(
+    return _template("report.html.j2").render(
         errata=found, errata_count=sum(len(g["findings"]) for g in found.values()),
         titles={k: p.title for k, p in papers().items()}, witness=errata.witness,
         command=lambda d: errata.command(d, mode),
@@ -152,3 +163,28 @@ def render(results: Sequence[Result], out: str | Path, mode: str | None = None, 
 def write(results: Sequence[Result], out: str | Path, mode: str | None = None, seed: int | None = None) -> Path:
     """Write ``out/report.html`` and return its path."""
     return write_text(Path(out) / "report.html", render(results, out, mode, seed))
+
+
+def fragment(results: Sequence[Result], table: bool = True) -> str:
+    """An HTML fragment showing ``results`` in a notebook (``_repr_html_``): with ``table``, the summary table (each
+    claim's verdict and deciding check with its measured and theory values, basis and interval) and the verdict
+    counts, then each claim folded in a ``<details>``; without it, the single claim's section unfolded (statement,
+    quote, every check with basis, interval or tolerance, seeds and role, the figure embedded)."""
+    return _template("notebook.html.j2").render(claims=[_claim(r, Path.cwd()) for r in results], table=table,
+                                                summary=summary(results))
+
+
+def trace_fragment(trace) -> str:
+    """An HTML fragment showing a :class:`~theorylab.trace.Trace` in a notebook: its configuration and, per metric,
+    the mean over replicas at the last evaluated round with its 95% interval."""
+    from theorylab.trace import mean_ci
+
+    rows = []
+    for name, samples in sorted(trace.metrics.items()):
+        lo, hi = mean_ci(samples[:, -1])
+        rows.append({"metric": name, "mean": fmt(float(samples[:, -1].mean())), "ci": fmt((float(lo), float(hi)))})
+    specs = {k: v for k, v in trace.config.items() if isinstance(v, dict)}
+    sizes = {k: v for k, v in trace.config.items() if not isinstance(v, dict) and v is not None}
+    return _template("trace.html.j2").render(specs=specs, sizes=sizes, rows=rows, trace=trace,
+                                             last=int(trace.rounds[-1]),
+                                             diverged=int((trace.diverged_at >= 0).sum()))

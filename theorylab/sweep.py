@@ -14,13 +14,15 @@ task finishes, one transaction per cell (:class:`~theorylab.store.Store`), so
 
 :func:`table` is tidy: one row per (cell, metric) with the cell's axis values, the final evaluation round, the mean
 over replicas and its 95% Student-t interval (:func:`theorylab.trace.mean_ci`; empty with one replica), the
-replica count and how many diverged.  :func:`draw` plots the grid's metric against its first axis, one line per
+replica count and how many diverged; :func:`write_csv` writes it as CSV and :func:`write_parquet` as Parquet
+(read back with ``pandas.read_parquet``).  :func:`draw` plots the grid's metric against its first axis, one line per
 combination of the other axes.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +126,23 @@ def write_csv(rows: Sequence[dict], path: str | Path) -> Path:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["metric"])
         writer.writeheader()
         writer.writerows(rows)
+    return Path(path)
+
+
+def write_parquet(rows: Sequence[dict], path: str | Path) -> Path | None:
+    """The tidy table as Parquet (pandas and pyarrow), written atomically; returns its path, or None (nothing
+    written) when pyarrow is not installed.  A column whose values mix types (an axis of numbers and names) is
+    stored as text, as the CSV stores it."""
+    if importlib.util.find_spec("pyarrow") is None:
+        return None
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows))
+    for column in frame.columns:
+        if frame[column].dtype == object and len({type(v) for v in frame[column].dropna()}) > 1:
+            frame[column] = frame[column].astype(str)
+    with replacing(path) as tmp:
+        frame.to_parquet(tmp, index=False)
     return Path(path)
 
 

@@ -40,6 +40,26 @@ class Trace:
         """Student-t interval for the mean over replicas (nan with one replica)."""
         return mean_ci(self.metrics[name], level)
 
+    def to_frame(self):
+        """The metrics as a long pandas DataFrame, one row per (replica, evaluated round, metric), with columns
+        ``replica``, ``round``, ``metric`` and ``value`` (metrics in name order, then replicas, then rounds)."""
+        import pandas as pd
+
+        names = sorted(self.metrics)
+        n, rounds = self.replicas, len(self.rounds)
+        return pd.DataFrame({
+            "replica": np.tile(np.repeat(np.arange(n), rounds), len(names)),
+            "round": np.tile(np.asarray(self.rounds), n * len(names)),
+            "metric": np.repeat(names, n * rounds),
+            "value": np.concatenate([np.asarray(self.metrics[k], dtype=np.float64).ravel() for k in names]),
+        })
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the configuration and each metric's final mean with its 95% interval."""
+        from theorylab.html_report import trace_fragment
+
+        return trace_fragment(self)
+
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         arrays = {f"metric:{k}": v for k, v in self.metrics.items()}
