@@ -163,3 +163,17 @@ def test_record_writes_measured_costs_and_labels_estimates(tmp_path, monkeypatch
     # ratios full/quick: 10, 30, 9 -> median 10; the unmeasured claim is estimated at 2 s x 10
     assert entries["alpha.new"]["seconds"] == 20.0
     assert entries["alpha.new"]["basis"].startswith("estimated: quick-mode 2.0 s x 10")
+
+
+def test_a_claim_whose_dataset_is_absent_says_how_to_fetch_it(tmp_path, monkeypatch, capsys):
+    # full mode of the MasFL image claim reads Fashion-MNIST; an empty data folder (and no system package) fails at
+    # once, before any training, with the command that fetches it
+    import testbeds.data.idx as idx
+
+    monkeypatch.setenv("THEORYLAB_DATA", str(tmp_path / "empty"))
+    monkeypatch.setattr(idx, "FMNIST_SYSTEM_DIR", tmp_path / "no-system-package")
+    code = main(["validate", "masfl.image_ordering", "--full", "--no-cache", "--out", str(tmp_path / "out"),
+                 "--format", "json"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "1 claim(s) need a dataset that is absent (masfl.image_ordering): run `make data`" in err

@@ -101,6 +101,11 @@ def _report_errors(results) -> int:
     for r in results:
         if r.error:
             print(f"\n{r.claim.id} raised:\n{r.error}", file=sys.stderr)
+    missing = [r.claim.id for r in results if r.error and "DatasetMissing" in r.error]
+    if missing:
+        print(f"\n{len(missing)} claim(s) need a dataset that is absent ({', '.join(missing)}): run `make data` "
+              "(or point THEORYLAB_DATA at a folder that holds it); the messages above say which file",
+              file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
 
 
