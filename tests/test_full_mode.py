@@ -177,3 +177,18 @@ def test_a_claim_whose_dataset_is_absent_says_how_to_fetch_it(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert code == 1
     assert "1 claim(s) need a dataset that is absent (masfl.image_ordering): run `make data`" in err
+
+
+def test_publish_takes_the_journal_of_a_run_stopped_halfway(tmp_path):
+    stopped = tmp_path / "stopped"
+    stopped.mkdir()
+    journal.append(stopped / "journal.jsonl", _result("alpha.one"), "full", 0, False)
+    journal.append(stopped / "journal.jsonl", _result("alpha.two", 2.0), "full", 0, False)
+    dest = tmp_path / "reference"
+    assert main(["publish", str(stopped), "--to", str(dest)]) == 0
+    assert [d["id"] for d in json.loads((dest / "claims.json").read_text())] == ["alpha.one", "alpha.two"]
+    segment = json.loads((dest / "provenance.json").read_text())["segments"][0]
+    assert segment["partial"] and segment["claims"] == 2 and segment["mode"] == "full"
+    with pytest.raises(ValueError, match="neither claims.json nor journal.jsonl"):
+        from theorylab.provenance import publish
+        publish([tmp_path / "nothing"], dest)

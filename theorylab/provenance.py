@@ -85,16 +85,30 @@ def _plugins() -> dict:
 
 
 def publish(outs: Sequence[Path], dest: Path) -> tuple[list[Result], list[dict]]:
-    """The results and provenances of several ``validate`` output folders (each with ``claims.json`` and
-    ``provenance.json``), merged in order (a later folder's result for the same claim wins)."""
-    from theorylab.html_report import load_results
+    """The results and provenances of several ``validate`` output folders, merged in order (a later folder's result
+    for the same claim wins).  A finished run contributes its ``claims.json`` and ``provenance.json``; a run that was
+    stopped before it finished contributes the claims its ``journal.jsonl`` holds, marked ``partial``."""
+    from theorylab.html_report import load_results, result_of
 
     merged: dict[str, Result] = {}
     segments = []
     for out in outs:
         out = Path(out)
-        for r in load_results(out / "claims.json"):
+        if (out / "claims.json").is_file():
+            found = load_results(out / "claims.json")
+            source = out / "provenance.json"
+            segment = {"folder": out.name, **(json.loads(source.read_text()) if source.is_file() else {})}
+        elif (out / "journal.jsonl").is_file():
+            rows = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines() if line.strip()]
+            found = [result_of(row["result"], out / "journal.jsonl") for row in rows]
+            stamps = {(row["mode"], row["seed"], row["code"]) for row in rows}
+            mode, seed, code = stamps.pop() if len(stamps) == 1 else ("mixed", None, None)
+            segment = {"folder": out.name, "partial": True, "mode": mode, "seed": seed, "code": code,
+                       "claims": len({r.claim.id for r in found}),
+                       "note": "stopped before it finished: the claims its journal holds"}
+        else:
+            raise ValueError(f"{out} holds neither claims.json nor journal.jsonl: not a validate output folder")
+        for r in found:
             merged[r.claim.id] = r
-        source = out / "provenance.json"
-        segments.append({"folder": out.name, **(json.loads(source.read_text()) if source.is_file() else {})})
+        segments.append(segment)
     return list(merged.values()), segments
