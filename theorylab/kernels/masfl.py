@@ -41,6 +41,22 @@ buffer before being aggregated are not represented: the clock only reports appli
 The objective weights must be equal, :math:`1/N` (seed 004 §2, the problem :math:`f = \frac1N\sum_if_i`).
 Special cases (digest §2.6): :math:`\beta = 1` removes both momenta (a SAGA-like table update with SCAFFOLD-type
 local correction).
+
+**Ablation switches** (seed 004 Fig. 6, whose caption does not say what is ablated; digest §4 item 6 and §5.1 item 6
+name the candidates :math:`\beta=1`, the :math:`c`-correction off, normalisation off).  Defaults are the paper's
+algorithms, bit for bit.
+
+* :math:`\beta = 1` is the ``beta`` parameter itself (no switch): no global or local momentum.
+* ``control_variates=False`` drops both uses of the table.  Client: :math:`g_i^{t,k} = \beta\nabla F(\theta_i^{t,k};
+  \xi_i^{t,k}) + (1-\beta)g^{t-\tau}` (no :math:`-\tilde c_i + c^{t-\tau}`; the snapshot sent is
+  :math:`(1-\beta)g`); server: :math:`g^{t+1} = \beta\,\frac1S\sum_{i\in\mathcal S_t}\tilde c_i^{t+1} +
+  (1-\beta)g^t` (the fresh uploads' mean, no table).  The table :math:`c_i, c` is still kept (and :math:`g^0 = c^0`
+  as in Alg. 1 line 1), but nothing reads it.  With :math:`\beta = 1` as well, MasFL is FedBuff with local step
+  :math:`\eta` and server step :math:`\gamma/(\eta K)` (``tests/test_masfl_ablations.py``).
+* ``normalise=False`` (AdaMasFL only) drops the division by :math:`\|g_i^{t,k}\|` and keeps the server step
+  :math:`-\gamma\frac1S\sum\Delta_i^t` ("MasFL with a :math:`\Delta` server", digest §5.1 item 6).  Then
+  :math:`\Delta_i^t = \beta(\tilde c_i^{t+1}-\tilde c_i) + u^{t-\tau_i}`, so without staleness it is MasFL with
+  :math:`\gamma` exactly (the mean of :math:`\Delta_i^t` is :math:`g^{t+1}`); stale snapshots make them differ.
 """
 
 from __future__ import annotations
@@ -92,9 +108,15 @@ def _check_equal_weights(problem) -> None:
                          "the problem's weights are not uniform")
 
 
-def _masfl_family(name: str, beta: float, gamma: float, eta: float, local_steps: int, normalise: bool) -> Algorithm:
+def _masfl_family(name: str, beta: float, gamma: float, eta: float, local_steps: int, normalise: bool,
+                  delta_server: bool | None = None, control_variates: bool = True) -> Algorithm:
+    r"""``normalise``: normalised local steps; ``delta_server``: the server step :math:`-\gamma\,\mathrm{mean}\,
+    \Delta_i` (AdaMasFL) instead of :math:`-\gamma g^{t+1}` (defaults to ``normalise``); ``control_variates``: the
+    table's corrections (module docstring, ablation switches)."""
     beta, steps = real("beta", beta, 0.0, 1.0), check_local_steps(local_steps)
     gamma, eta = real("gamma", gamma, 0.0, open_low=True), real("eta", eta, 0.0, open_low=True)
+    normalise, control_variates = _flag("normalise", normalise), _flag("control_variates", control_variates)
+    delta_server = normalise if delta_server is None else _flag("delta_server", delta_server)
 
     def init(problem, x0):
         _check_equal_weights(problem)
@@ -106,21 +128,25 @@ def _masfl_family(name: str, beta: float, gamma: float, eta: float, local_steps:
     def first_round(state, problem, streams):
         c_i = initial_variates(problem, state["x"], steps, streams)
         c = c_i.mean(1)
-        return {**state, "g": c, "c": c, "c_i": c_i, "start_u": snapshot(c, problem.n_clients)}
+        u = c if control_variates else (1.0 - beta) * c  # u^0 = beta c^0 + (1 - beta) g^0 with g^0 = c^0
+        return {**state, "g": c, "c": c, "c_i": c_i, "start_u": snapshot(u, problem.n_clients)}
 
     def step(state, rnd, problem):
         if rnd.t == 0:
             state = first_round(state, problem, rnd.streams)
         arr = arrivals(rnd)
         x, g, c, c_i = state["x"], state["g"], state["c"], state["c_i"]
-        shift = state["start_u"] - beta * c_i
+        shift = state["start_u"] - beta * c_i if control_variates else state["start_u"]
         end, c_new = corrected_local_steps(problem, state["start_x"], shift, beta, eta, steps, rnd.streams,
                                            arr.arrived, normalise)
         here = arr.arrived.unsqueeze(-1)
         delta_c = torch.where(here, c_new - c_i, torch.zeros_like(c_i)).sum(1)
         size = arr.arrived.sum(1, keepdim=True).to(x.dtype).clamp(min=1.0)
-        g_next = beta * (delta_c / size + c) + (1.0 - beta) * g
-        if normalise:
+        if control_variates:
+            g_next = beta * (delta_c / size + c) + (1.0 - beta) * g
+        else:
+            g_next = beta * (torch.where(here, c_new, torch.zeros_like(c_new)).sum(1) / size) + (1.0 - beta) * g
+        if delta_server:
             moves = torch.where(here, (state["start_x"] - end) / (eta * steps), torch.zeros_like(end))
             x_next = x - gamma * moves.sum(1) / size
         else:
@@ -128,20 +154,39 @@ def _masfl_family(name: str, beta: float, gamma: float, eta: float, local_steps:
         server = {"x": x_next, "g": g_next, "c": c + delta_c / problem.n_clients,
                   "c_i": torch.where(here, c_new, c_i)}
         server = hold_empty({k: state[k] for k in server}, server, arr.arrived)
-        u = beta * server["c"] + (1.0 - beta) * server["g"]
+        u = (beta * server["c"] + (1.0 - beta) * server["g"]) if control_variates else (1.0 - beta) * server["g"]
         return {**server, "start_x": dispatch(state["start_x"], server["x"], arr.dispatched),
                 "start_u": dispatch(state["start_u"], u, arr.dispatched)}
 
     return Algorithm(name, init, step, lambda state: {"server": state["x"]})
 
 
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, (bool, int)) or value not in (0, 1):
+        raise ValueError(f"{name} must be true or false; got {value!r}")
+    return bool(value)
+
+
+def _label(base: str, beta: float, **off) -> str:
+    """``masfl[0.5]``, or with the ablated parts named: ``adamasfl[1,no control_variates]``."""
+    ablated = "".join(f",no {name}" for name, on in off.items() if not on)
+    return f"{base}[{beta:g}{ablated}]"
+
+
 @register("algorithm", "masfl")
-def masfl(beta: float = 0.5, gamma: float = 0.05, eta: float = 0.05, local_steps: int = 5) -> Algorithm:
-    """MasFL (seed 004 Alg. 1-2): control-variate table, global and local momentum, server step -gamma g."""
-    return _masfl_family(f"masfl[{beta:g}]", beta, gamma, eta, local_steps, normalise=False)
+def masfl(beta: float = 0.5, gamma: float = 0.05, eta: float = 0.05, local_steps: int = 5,
+          control_variates: bool = True) -> Algorithm:
+    """MasFL (seed 004 Alg. 1-2): control-variate table, global and local momentum, server step -gamma g.
+    ``control_variates=False``: Fig. 6's ablation without the table's corrections (module docstring)."""
+    return _masfl_family(_label("masfl", beta, control_variates=control_variates), beta, gamma, eta, local_steps,
+                         normalise=False, control_variates=control_variates)
 
 
 @register("algorithm", "adamasfl")
-def adamasfl(beta: float = 0.5, gamma: float = 0.05, eta: float = 0.01, local_steps: int = 5) -> Algorithm:
-    """AdaMasFL (seed 004 Alg. 3-4): MasFL with normalised local steps and the mean displacement as server step."""
-    return _masfl_family(f"adamasfl[{beta:g}]", beta, gamma, eta, local_steps, normalise=True)
+def adamasfl(beta: float = 0.5, gamma: float = 0.05, eta: float = 0.01, local_steps: int = 5,
+             control_variates: bool = True, normalise: bool = True) -> Algorithm:
+    """AdaMasFL (seed 004 Alg. 3-4): MasFL with normalised local steps and the mean displacement as server step.
+    ``control_variates=False`` / ``normalise=False``: Fig. 6's ablations (module docstring)."""
+    return _masfl_family(_label("adamasfl", beta, control_variates=control_variates, normalise=normalise), beta,
+                         gamma, eta, local_steps, normalise=normalise, delta_server=True,
+                         control_variates=control_variates)

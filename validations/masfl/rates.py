@@ -54,9 +54,10 @@ def synchronous_fields() -> dict:
     return {**fields, "participation": {"name": "uniform_k", "n_clients": N, "k": S}}
 
 
-def leading_from(L: float, Delta: float, sigma2: float) -> float:
-    r""":math:`T_\star`: from here on App. C's :math:`T^{-1/2}` term is at least its :math:`T^{-1}` noise term."""
-    return (200 * np.e ** 2 * S * sigma2 * np.sqrt(S * K) / (4 * L * Delta + 26 * sigma2)) ** 2
+def leading_from(L: float, Delta: float, sigma2: float, s: int = S, k: int = K) -> float:
+    r""":math:`T_\star`: from here on App. C's :math:`T^{-1/2}` term is at least its :math:`T^{-1}` noise term
+    (at ``s`` clients per step and ``k`` local steps)."""
+    return (200 * np.e ** 2 * s * sigma2 * np.sqrt(s * k) / (4 * L * Delta + 26 * sigma2)) ** 2
 
 
 def crossing_from(distance: float) -> float:
