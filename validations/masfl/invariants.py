@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from figures.masfl_curves import async_quadratic
-from theorylab.checks import at_most, auxiliary, equal, max_standardised_gap
+from theorylab.checks import at_most, auxiliary, equal, max_standardised_gap, ours
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.exact.poisson_binomial import subsets
@@ -196,6 +196,12 @@ def _scaled(problem: dict, scale: float) -> dict:
             "sigma": scale * q.sigma}
 
 
+ROUNDOFF = ("the invariance is exact in real arithmetic and is decided bit for bit at the power of two c = 4; at "
+            "c = 3 every product rounds, and where AdaMasFL's normalised step divides by a vanishing norm the "
+            "round-off is amplified over a long run (full mode: 1e-2 after its horizon), so the 1e-10 tolerance is "
+            "ours")
+
+
 @claim("masfl.scale_invariance", "seed 004 Thm 4.1 ('problem-parameter-free'), Alg. 3-4; digest 004 §2.6, §5.2 "
        "check 5", "AdaMasFL on c f (noise x c) follows the same trajectory as on f; MasFL on c f with (gamma, eta) "
        "follows MasFL on f with (c gamma, c eta).", kind="digest", where="digest 004 §2.6, Rescaling of f [DERIVED]",
@@ -215,9 +221,10 @@ def scale_invariance(ctx) -> Evidence:
         tol = 0.0 if c == 4.0 else 1e-10
         why = ("a power of two scales every float exactly, so the runs agree bit for bit" if c == 4.0 else
                "c = 3 rounds each product, so agreement is to round-off amplified over the run")
-        checks += [equal(f"AdaMasFL, {what}: max |theta_cf - theta_f|", float(np.abs(ada[0] - ada[1]).max()), 0.0,
-                         tol, basis="closed_form", note=why),
-                   equal(f"MasFL, {what}: max |theta_cf(gamma, eta) - theta_f(c gamma, c eta)|",
-                         float(np.abs(small - large).max()), 0.0, tol, basis="closed_form", note=why)]
+        pair = [equal(f"AdaMasFL, {what}: max |theta_cf - theta_f|", float(np.abs(ada[0] - ada[1]).max()), 0.0,
+                      tol, basis="closed_form", note=why),
+                equal(f"MasFL, {what}: max |theta_cf(gamma, eta) - theta_f(c gamma, c eta)|",
+                      float(np.abs(small - large).max()), 0.0, tol, basis="closed_form", note=why)]
+        checks += pair if c == 4.0 else [ours(check, ROUNDOFF) for check in pair]
     return Evidence(checks, notes=["Mode B clock (R2, U(0, 20)), final models after the whole run; the noise of c f "
                                    "is c times the noise of f (same stream)."])
