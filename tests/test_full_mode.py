@@ -89,6 +89,13 @@ def test_the_plan_lists_costs_totals_and_absent_data(tmp_path, monkeypatch):
     assert f"1 claim(s) with no declared cost, not counted: {claims[2].id}" in text
 
 
+def test_every_claim_declares_its_full_mode_cost():
+    costs = plan.costs(select())
+    missing = [claim_id for claim_id, cost in costs.items() if cost.seconds is None]
+    assert missing == []
+    assert all(cost.seconds >= 0 and cost.basis.startswith(("measured", "estimated: ")) for cost in costs.values())
+
+
 def test_validate_plan_runs_nothing(tmp_path, capsys):
     assert main(["validate", "masfl", "--plan", "--out", str(tmp_path / "never")]) == 0
     assert "serial" in capsys.readouterr().out

@@ -91,31 +91,41 @@ def render(claims: Sequence[Claim], workers: int, present: dict[str, bool]) -> s
     return "\n".join(lines)
 
 
+def _pool(ratios: dict[str, float], claim_id: str, prefix: str, reads: set[str]) -> tuple[list[float], str]:
+    """The measured full/quick ratios an unmeasured claim is estimated from: those of the claims that read datasets
+    when it does (their full mode swaps the stand-in for a real dataset), else its paper's, else all."""
+    if claim_id in reads:
+        return [v for k, v in ratios.items() if k in reads], "the dataset-reading"
+    own = [v for k, v in ratios.items() if k.split(".")[0] == prefix]
+    return (own, "this paper's") if own else (list(ratios.values()), "all")
+
+
 def record(results: Sequence[Result], reference: str, machine: str,
            quick: Sequence[Result] = ()) -> list[Path]:
     """Write the measured seconds of a full run's ``results`` into each paper's costs file; a claim the run did not
     finish keeps its entry, or, when it has none and ``quick`` holds its quick-mode time, gets an estimate: that time
     times the median full/quick ratio of the paper's measured claims (of all measured claims when the paper has
-    none), labelled as such.  Datasets (``needs``) already listed are kept."""
+    none; of the dataset-reading claims for one that reads a dataset), labelled as such.  Datasets (``needs``)
+    already listed are kept."""
     measured = {r.claim.id: r for r in results if r.error is None}
     quick_s = {r.claim.id: r.seconds for r in quick if r.error is None and r.seconds > 0}
     ratios = {claim_id: r.seconds / quick_s[claim_id] for claim_id, r in measured.items() if claim_id in quick_s}
+    tables = {prefix: (Path(paper.costs), dict(json.loads(Path(paper.costs).read_text()).get("claims", {}))
+                       if Path(paper.costs).is_file() else {}) for prefix, paper in papers().items() if paper.costs}
+    reads = {claim_id for _, entries in tables.values() for claim_id, e in entries.items() if e.get("needs")}
     written = []
-    for prefix, paper in papers().items():
-        if paper.costs is None:
-            continue
-        path = Path(paper.costs)
-        entries = dict(json.loads(path.read_text()).get("claims", {}) if path.is_file() else {})
+    for prefix, (path, entries) in tables.items():
         for claim_id, r in measured.items():
             if r.claim.paper == prefix:
                 entries[claim_id] = {**entries.get(claim_id, {}), "seconds": round(r.seconds, 1), "basis": "measured"}
-        own = [v for k, v in ratios.items() if k.split(".")[0] == prefix]
-        pool, whose = (own, "this paper's") if own else (list(ratios.values()), "all")
         for claim_id, seconds in quick_s.items():
-            if claim_id.split(".")[0] != prefix or claim_id in entries or not pool:
+            if claim_id.split(".")[0] != prefix or entries.get(claim_id, {}).get("seconds") is not None:
+                continue
+            pool, whose = _pool(ratios, claim_id, prefix, reads)
+            if not pool:
                 continue
             ratio = float(sorted(pool)[len(pool) // 2])
-            entries[claim_id] = {"seconds": round(seconds * ratio, 1),
+            entries[claim_id] = {**entries.get(claim_id, {}), "seconds": round(seconds * ratio, 1),
                                  "basis": f"estimated: quick-mode {seconds:.1f} s x {ratio:.3g}, the median full/quick "
                                           f"ratio of {whose} {len(pool)} measured claims"}
         if entries:
