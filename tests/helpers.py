@@ -33,3 +33,12 @@ def drive(algorithm, problem, schedule, replicas=1, seed=0):
         arr = Arrivals(rows[0].bool(), rows[1].to(torch.int64), rows[2].bool(), torch.full((replicas,), float(t), dtype=torch.float64))
         state = algorithm.step(state, Round(t, arr.arrived, np.full(m, 0.5), streams, arrivals=arr), problem)
     return state
+
+
+def tiny_figure(path) -> str:
+    """A 2 x 1.5 inch line plot saved at ``path`` (a figure for report and notebook rendering tests)."""
+    from theorylab.plotting import pyplot, save
+
+    fig, ax = pyplot().subplots(figsize=(2, 1.5))
+    ax.plot([0, 1], [1, 0])
+    return str(save(fig, path))

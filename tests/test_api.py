@@ -16,7 +16,7 @@ from theorylab.checks import at_most, equal
 from theorylab.claims import Claim, Context, Evidence, evaluate
 from theorylab.cli import main
 from theorylab.config import RunConfig
-from theorylab.plotting import pyplot, save
+from helpers import tiny_figure
 from theorylab.runner import run
 from theorylab.store import Store
 
@@ -68,10 +68,7 @@ def test_unknown_ids_and_names_are_value_errors():
 def _shown(tmp_path):
     """Three results: a hold with a figure and markup in its statement and notes, a Monte Carlo check with an
     interval, and one whose code raises."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(2, 1.5))
-    ax.plot([0, 1], [1, 0])
-    figure = str(save(fig, tmp_path / "figures" / "x-one.png"))
+    figure = tiny_figure(tmp_path / "figures" / "x-one.png")
     samples = np.random.default_rng(0).normal(0.0, 1.0, 20)
     checks = {
         "x.one": lambda ctx: Evidence([equal("a < b & c", 1.0, 1.0, 1e-9, basis="closed_form")], figure,

@@ -13,7 +13,7 @@ from theorylab import html_report
 from theorylab.checks import at_most, equal
 from theorylab.claims import Claim, Context, Evidence, evaluate
 from theorylab.cli import main
-from theorylab.plotting import pyplot, save
+from helpers import tiny_figure
 from theorylab.report import as_json
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -24,10 +24,7 @@ BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 def _results(tmp_path):
     """Five claims of two papers: holds (with a figure and an infinite tightness), a violated one whose first check
     holds, a vacuous hold, an inconclusive one and one whose code raises."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(2, 1.5))
-    ax.plot([0, 1], [1, 0])
-    figure = str(save(fig, tmp_path / "figures" / "alpha-one.png"))
+    figure = tiny_figure(tmp_path / "figures" / "alpha-one.png")
     samples = np.random.default_rng(0).normal(0.0, 1.0, 20)
     checks = {
         "alpha.one": lambda ctx: Evidence([at_most("zero under a bound", 0.0, 1.0, basis="closed_form")], figure,
