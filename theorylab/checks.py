@@ -52,8 +52,6 @@ true, and far from tight.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import math
 from dataclasses import dataclass, field
@@ -62,7 +60,7 @@ from typing import Callable
 import numpy as np
 
 from theorylab.fitting import loglog_slope
-from theorylab.sequential import confidence_sequence, seeds_needed
+from theorylab.sequential import anytime, confidence_sequence, seeds_needed
 from theorylab.trace import mean_ci
 
 VERDICTS = ("holds", "violated", "inconclusive")
@@ -252,39 +250,24 @@ def in_interval(name: str, samples, theory: float, note: str = "", atol: float =
     return _monte_carlo(decide)
 
 
-_ANYTIME = contextvars.ContextVar("anytime_orderings", default=False)
-
-
-@contextlib.contextmanager
-def anytime_orderings():
-    """Inside the block, :func:`paired_difference` decides by the anytime-valid confidence sequence of
-    :mod:`theorylab.sequential` instead of a fixed-n t-interval: ``validate --until-decided`` looks after every round
-    of seeds, and only a confidence sequence keeps its level under such repeated looks."""
-    token = _ANYTIME.set(True)
-    try:
-        yield
-    finally:
-        _ANYTIME.reset(token)
-
-
 def paired_difference(name: str, higher, lower, note: str = "", strict: bool = True, unit: str = "") -> Check:
     """Paired per-seed test of ``higher > lower`` (``>=`` when not ``strict``), e.g. the final accuracies of two
     algorithms run with the same seeds: the interval of the mean difference decides by :func:`interval_verdict` —
     holds when it lies above 0, violated when below, inconclusive when it contains 0 (for a weak ordering too: an
     interval around 0 cannot confirm it).  The interval is Student-t for one look at a fixed number of seeds, and
-    the confidence sequence of :mod:`theorylab.sequential` inside :func:`anytime_orderings` (seeds added until
+    the confidence sequence of :mod:`theorylab.sequential` inside :func:`theorylab.sequential.anytime_orderings` (seeds added until
     decided); an undecided check then says how many seeds the current effect would need.  A non-finite difference
     (a diverged run) is inconclusive."""
     diff = np.asarray(higher, dtype=np.float64).ravel() - np.asarray(lower, dtype=np.float64).ravel()
     finite = bool(np.all(np.isfinite(diff)))
     relation = "> 0" if strict else ">= 0"
     per_run = ", ".join(f"{d:+.3g}" for d in diff[:12]) + (", ..." if len(diff) > 12 else "")
-    anytime = _ANYTIME.get()
+    sequential = anytime()
 
     def decide(level: float) -> Check:
         if not finite:
             lo, hi = math.nan, math.nan
-        elif anytime:
+        elif sequential:
             lo, hi = confidence_sequence(diff, 1 - level)
         else:
             lo, hi = (float(v) for v in mean_ci(diff, level))
@@ -295,11 +278,11 @@ def paired_difference(name: str, higher, lower, note: str = "", strict: bool = T
                   "judged. ")
         if finite and not lo > 0 and not hi < 0:
             caveat = f"NOT SIGNIFICANT: the interval [{lo:+.3g}, {hi:+.3g}] includes 0. "
-            if anytime and len(diff) > 1:
+            if sequential and len(diff) > 1:
                 needed = seeds_needed(float(diff.mean()), float(diff.std(ddof=1)), 1 - level)
                 caveat += ("no number of seeds would decide an effect of 0. " if needed is None else
                            f"About {needed} seeds would decide it if the effect stayed at {diff.mean():+.3g}. ")
-        method = "confidence sequence over seeds (Lai 1976)" if anytime else "t-interval over seeds"
+        method = "confidence sequence over seeds (Lai 1976)" if sequential else "t-interval over seeds"
         return Check(name, float(diff.mean()), 0.0, f"{relation} (paired, {level:.4%} {method})",
                      verdict, "monte_carlo", ci=(lo, hi), level=level, seeds=len(diff),
                      note=f"{caveat}{len(diff)} paired differences{unit}: {per_run}. {note}".strip())

@@ -42,10 +42,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from theorylab.checks import FAMILY_LEVEL, VACUOUS, VERDICTS, Check, anytime_orderings
+from theorylab.checks import FAMILY_LEVEL, VACUOUS, VERDICTS, Check
 from theorylab.config import RunConfig
 from theorylab.registry import entries, register
 from theorylab.runner import run
+from theorylab.sequential import anytime_orderings
 from theorylab.store import Store
 from theorylab.trace import Trace
 

@@ -38,6 +38,8 @@ null over many repetitions with a look after every seed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -93,3 +95,24 @@ def seeds_needed(mean: float, sd: float, alpha: float, g: float = PRIOR_SCALE) -
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if excludes(mid) else (mid, hi)
     return max(hi, 2)
+
+
+_ANYTIME = contextvars.ContextVar("anytime_orderings", default=False)
+
+
+@contextlib.contextmanager
+def anytime_orderings():
+    """Inside the block, :func:`theorylab.checks.paired_difference` decides by the anytime-valid confidence sequence of
+    this module's instead of a fixed-n t-interval: ``validate --until-decided`` looks after every round
+    of seeds, and only a confidence sequence keeps its level under such repeated looks."""
+    token = _ANYTIME.set(True)
+    try:
+        yield
+    finally:
+        _ANYTIME.reset(token)
+
+
+def anytime() -> bool:
+    """Whether orderings are being decided inside :func:`anytime_orderings`."""
+    return _ANYTIME.get()
+
