@@ -115,12 +115,16 @@ def initialise(model: nn.Module, generator: torch.Generator) -> nn.Module:
 def build_model(name: str, input_shape: tuple[int, int, int] = PAPER_INPUT, classes: int = 10,
                 generator: torch.Generator | None = None, device="cpu", dtype=torch.float32) -> nn.Module:
     """Model ``name`` for inputs ``(C, H, W)``; initialised from ``generator``, or left uninitialised
-    (``torch.empty`` storage) when it is ``None`` (a template whose parameters will be supplied)."""
+    (``torch.empty`` storage) when it is ``None`` (a template whose parameters will be supplied).
+
+    A generator is a CPU generator: the weights are drawn on the CPU and then moved to ``device``, so one seed
+    gives the same initial model on every device (a CUDA generator's stream differs from the CPU's)."""
     if name not in BUILDERS:
         raise ValueError(f"model must be one of {MODELS}; got {name!r}")
     with torch.device("meta"):
         model = BUILDERS[name](tuple(input_shape), int(classes))
-    model = model.to_empty(device=device).to(dtype)
     if any(True for _ in model.buffers()):
         raise ValueError(f"model {name!r} has buffers; a flat-parameter model must hold parameters only")
-    return initialise(model, generator) if generator is not None else model
+    if generator is None:
+        return model.to_empty(device=device).to(dtype)
+    return initialise(model.to_empty(device="cpu").to(dtype), generator).to(device)

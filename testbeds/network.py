@@ -35,6 +35,12 @@ clients, B = 64) oneDNN *on* was right and oneDNN *off* gave one client a 2.2% r
 conv and first FC gradients, with ``chunk_size`` 1 too, while the forward pass agreed to 1e-5.  In
 float64 (the strategy test) both strategies agree to 1e-15.
 
+On CUDA every forward and backward pass of the testbed runs in :func:`exact_cudnn`: cuDNN's deterministic
+algorithms, no autotuning, and no TF32.  TF32 (cuDNN's default for float32 convolutions) rounds inputs to a
+10-bit mantissa; on an H100 it gave per-client gradient errors of 1.8% (``loop``) and 4.3% (``vmap``) relative
+to float64 on the CIFAR CNN, so a ``dtype="float32"`` run would not be float32.  The nondeterministic
+algorithms would break "the same seed gives the same trace" (:mod:`theorylab.rng`).  A CPU run is unaffected.
+
 For CA-Fed (seed 001 Alg. 3) the problem reports client losses: ``minibatch_losses(x, draw, active)`` on the first
 local step's minibatch of a round (no randomness of its own, so common random numbers survive) and
 ``client_values(x)``, the exact :math:`F_i(x)` over each client's data (CA-Fed's initial :math:`\hat F^{(0)}`).
@@ -73,6 +79,12 @@ from theorylab.validation import device as check_device, integer
 STRATEGIES = ("auto", "loop", "vmap")
 AUGMENTATIONS = (None, "crop", "crop_flip")
 CROP_PADDING = 4
+
+
+def exact_cudnn():
+    """cuDNN in float32 as float32 and reproducible: deterministic algorithms, no benchmark search, no TF32
+    (module docstring); the previous flags come back on exit."""
+    return torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True, allow_tf32=False)
 
 
 class Draw(NamedTuple):
@@ -213,6 +225,7 @@ class Network:
         """Mean cross-entropy of the model with parameters ``flat`` on the batch ``(x, y)``."""
         return F.cross_entropy(torch.func.functional_call(self.model, self.unflatten(flat), (x,)), y)
 
+    @exact_cudnn()
     def stochastic_grads(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
         """Minibatch gradients of the active clients; rows of inactive clients are zero."""
         R, m, d = x.shape
@@ -224,6 +237,7 @@ class Network:
         return out
 
     # ----- client losses (CA-Fed, seed 001 Alg. 3 lines 1 and 3) -------------------------------------
+    @exact_cudnn()
     @torch.no_grad()
     def minibatch_losses(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
         r"""``(R, m)``: client :math:`i`'s loss :math:`\frac1B\sum_b\mathrm{CE}(h_{x_r}(a_{j_b}), y_{j_b})` at the
@@ -250,6 +264,7 @@ class Network:
             self.model.train()
         return out
 
+    @exact_cudnn()
     @torch.no_grad()
     def client_values(self, x) -> np.ndarray:
         r"""``(R, m)`` exact local losses :math:`F_i(x_r)` over each client's whole data (no augmentation, eval mode);
@@ -274,6 +289,7 @@ class Network:
         return out
 
     # ----- evaluation --------------------------------------------------------------------------------
+    @exact_cudnn()
     @torch.no_grad()
     def evaluate(self, flat: torch.Tensor, split: str) -> tuple[float, float]:
         """Mean cross-entropy and accuracy of one model on the evaluation subset of ``split``."""

@@ -122,7 +122,7 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
             bad |= ~torch.isfinite(x).all(-1) | ((x * x).sum(-1) > limit)
             for metric, v in problem.metrics(x).items():
                 values[f"{point}.{metric}"] = v
-                bad |= ~torch.isfinite(v)  # a metric that overflows (x finite, F(x) not) diverged too
+                bad |= ~torch.isfinite(v).to(bad.device)  # a metric that overflows (x finite, F(x) not) diverged too
         for kind, model in world.items():
             if hasattr(model, "metrics"):
                 values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})
