@@ -2,13 +2,13 @@ r"""AFGA's component ablation (seed 002 §6.3 Table 4; digest 002 §1.5, §5 V16
 
 Bars: the time-averaged :math:`\frac1R\sum_r\|\nabla f(x_r)\|^2` (mean and 95% interval over replicas, lower is better)
 of FedAMSGrad, +Gossip (ring over all clients, no re-sampling), AFGA (ring) and CAFGA (4 clusters of 5 on rings,
-:math:`m = 1`) at the digest's prototype step sizes (:mod:`figures.afga_sweeps`), each labelled with the CIFAR-10
+:math:`m = 1`) at the digest's prototype step sizes (:mod:`theorylab.figures.afga_sweeps`), each labelled with the CIFAR-10
 accuracy Table 4 prints for that row.
 """
 
 from __future__ import annotations
 
-from figures.afga_sweeps import M, N, PAPER_LIKE, VARIANTS, average_gradnorm
+from theorylab.figures.afga_sweeps import M, N, PAPER_LIKE, VARIANTS, average_gradnorm
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread

@@ -2,7 +2,7 @@ r"""AFGA's rate in :math:`R` (seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 00
 
 The time-averaged :math:`\frac1R\sum_r\|\nabla f(x_r)\|^2` of AFGA on the complete graph and on the ring with the
 prescribed step sizes :math:`\eta_l = 1/(\mathcal I\sqrt R)`, :math:`\eta = 0.25N\sqrt{\mathcal I/M}`,
-:math:`\epsilon = 1` (:mod:`figures.afga_sweeps`), against :math:`R`, with fitted slopes (bootstrap CI) and the
+:math:`\epsilon = 1` (:mod:`theorylab.figures.afga_sweeps`), against :math:`R`, with fitted slopes (bootstrap CI) and the
 :math:`R^{-1/2}` reference of the leading term.  Not a figure of the paper (its figures are CNN curves): the
 closed-form counterpart of its Theorem 4.6.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.afga_sweeps import M, N, SAMPLER, TOPOLOGIES, average_gradnorm, theory_steps
-from figures.fedawe_rate import loglog_panel
+from theorylab.figures.afga_sweeps import M, N, SAMPLER, TOPOLOGIES, average_gradnorm, theory_steps
+from theorylab.figures.fedawe_rate import loglog_panel
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread

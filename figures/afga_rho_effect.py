@@ -2,7 +2,7 @@ r"""AFGA against the topology's :math:`\rho` (seed 002 Fig. 1(a), Remark 4.10; d
 
 The time-averaged :math:`\frac1R\sum_r\|\nabla f(x_r)\|^2` of AFGA on the complete graph, a 4x5 torus, an Erdős–Rényi
 graph (:math:`p = 0.25`, Metropolis–Hastings weights) and the ring, ordered by their exact
-:math:`\rho = \|W-J\|_2`, at the digest's prototype step sizes (:mod:`figures.afga_sweeps`); mean and 95% interval
+:math:`\rho = \|W-J\|_2`, at the digest's prototype step sizes (:mod:`theorylab.figures.afga_sweeps`); mean and 95% interval
 over replicas.  The paper's Fig. 1(a) shows CIFAR-10 curves for :math:`\rho\in\{0, 0.455, 0.995\}`.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.afga_sweeps import M, N, PAPER_LIKE, TOPOLOGIES, average_gradnorm
+from theorylab.figures.afga_sweeps import M, N, PAPER_LIKE, TOPOLOGIES, average_gradnorm
 from theorylab.plotting import pyplot, save
 from theorylab.registry import build, register
 from theorylab.threads import one_thread

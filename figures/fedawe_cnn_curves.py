@@ -2,8 +2,8 @@
 
 The setups (:data:`QUICK`, :data:`FULL_GPU`, :data:`FULL_CPU`, chosen by :func:`setup`), the algorithms
 compared (:data:`ALGORITHMS`), :func:`compare` (every dynamics, algorithm and seed, from the store when
-present) and :func:`draw_curves` (:func:`figures.learning_curves.draw` per dynamics).  The claim
-``fedawe.table2_cnn`` (:mod:`validations.fedawe.table2`) and ``theorylab figure fedawe-cnn-curves`` use
+present) and :func:`draw_curves` (:func:`theorylab.figures.learning_curves.draw` per dynamics).  The claim
+``fedawe.table2_cnn`` (:mod:`theorylab.validations.fedawe.table2`) and ``theorylab figure fedawe-cnn-curves`` use
 them; the figure draws the full (FMNIST CNN) setup on a GPU, the quick setup otherwise.
 """
 
@@ -13,13 +13,13 @@ import dataclasses
 
 import torch
 
-from figures.learning_curves import draw
-from testbeds.network import fedawe_participation
-from testbeds.training import choose_point, paper_lr0
+from theorylab.figures.learning_curves import draw
+from theorylab.testbeds.network import fedawe_participation
+from theorylab.testbeds.training import choose_point, paper_lr0
 from theorylab.config import RunConfig
 from theorylab.registry import register
 
-# each runs with Table 7's eta_0 (testbeds.training.paper_lr0) and is read at its default point (choose_point)
+# each runs with Table 7's eta_0 (theorylab.testbeds.training.paper_lr0) and is read at its default point (choose_point)
 ALGORITHMS = (
     {"label": "FedAWE", "spec": {"name": "fedawe"}},
     {"label": "FedAvg over active", "spec": {"name": "fedavg", "aggregation": "active"}},

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.quadratic import scalar_quadratic
+from theorylab.testbeds.quadratic import scalar_quadratic
 from theorylab.exact.fedawe_two_client import fedawe_two_client_moments
 from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.plotting import pyplot, save

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
-from testbeds.quadratic import random_quadratic
+from theorylab.testbeds.heterogeneity import a4_beta2_min, a4_zeta2
+from theorylab.testbeds.quadratic import random_quadratic
 from theorylab.bounds.fedawe import Constants, corollary1_rhs
 from theorylab.config import RunConfig
 from theorylab.fitting import slope_with_ci

@@ -3,14 +3,14 @@ r"""FedAWE Corollary 1's linear speedup: the error at fixed :math:`T` against :m
 Seed 000 Corollary 1 and the remark after (17); digest 000 §8 item 10.  Under uniform-:math:`k` participation
 (:math:`\delta=\delta_{\max}=k/m`) the dominant terms of (17) scale as :math:`(skT)^{-1/2}`, i.e. slope
 :math:`-1/2` against :math:`s` and against :math:`k`, once :math:`T\gg(sm)^3`.  Runs are those of
-:mod:`figures.fedawe_rate` (same problems, steps and recording), at a fixed horizon.
+:mod:`theorylab.figures.fedawe_rate` (same problems, steps and recording), at a fixed horizon.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from figures.fedawe_rate import LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, time_averages
+from theorylab.figures.fedawe_rate import LABELS, M, RATE_K, RATE_S, cor1_bound, cor1_config, loglog_panel, time_averages
 from theorylab.plotting import pyplot, save
 from theorylab.regime import seconds_per_round
 from theorylab.registry import register

@@ -5,7 +5,7 @@ traces of a curve are its seeds.  The top row shows test accuracy (%), the botto
 on a log scale (as FedAWE Fig. 7), each at the curve's evaluation point (``"server"`` unless the
 label maps to another point in ``points``).  The band is the sample standard deviation
 :math:`\sqrt{\sum_k (v_k-\bar v)^2/(n-1)}` (``ddof=1``, as the claim's reported std); one run has no band.
-The figure ``fedawe-cnn-curves`` (:mod:`figures.fedawe_cnn_curves`) and ``theorylab train`` draw with it.
+The figure ``fedawe-cnn-curves`` (:mod:`theorylab.figures.fedawe_cnn_curves`) and ``theorylab train`` draw with it.
 """
 
 from __future__ import annotations

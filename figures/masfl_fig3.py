@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.masfl_curves import async_quadratic
+from theorylab.figures.masfl_curves import async_quadratic
 from theorylab.config import RunConfig
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register

@@ -5,7 +5,7 @@ The caption ("Test accuracy versus communication round for ablation studies on n
 does not say what is ablated; the digest's candidates are run, each a switch of :mod:`theorylab.kernels.masfl`:
 :math:`\beta = 1` (no momentum), ``control_variates=False`` (no :math:`c`-correction) and, for AdaMasFL,
 ``normalise=False`` (unnormalised local steps with the :math:`\Delta` server).  Step sizes are those of
-:mod:`figures.masfl_curves`; the non-i.i.d. data are the quadratic's heterogeneous centres and Hessians.  The
+:mod:`theorylab.figures.masfl_curves`; the non-i.i.d. data are the quadratic's heterogeneous centres and Hessians.  The
 optimality gap (mean over replicas) stands for test accuracy.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.masfl_curves import ALGORITHMS, async_quadratic
+from theorylab.figures.masfl_curves import ALGORITHMS, async_quadratic
 from theorylab.config import RunConfig
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
@@ -25,7 +25,7 @@ SETTING = dict(n=20, S=5, concurrency=10, sigma=0.5, K=5)
 
 
 def specs() -> dict[str, dict[str, dict]]:
-    """Per method, per ablation, the algorithm spec (the base steps of :data:`figures.masfl_curves.ALGORITHMS`)."""
+    """Per method, per ablation, the algorithm spec (the base steps of :data:`theorylab.figures.masfl_curves.ALGORITHMS`)."""
     return {method: {label: {**ALGORITHMS[method], "local_steps": SETTING["K"], **switch}
                      for label, switch in switches.items()} for method, switches in VARIANTS.items()}
 

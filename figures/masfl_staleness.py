@@ -97,7 +97,7 @@ def timeline(schedule: Schedule, clients: int, steps: int) -> dict[int, list[tup
 @functools.lru_cache(maxsize=2)
 def sweep(seed: int, replicas: int = REPLICAS) -> dict:
     """:func:`summary` for every :data:`CONCURRENCY` (R2), and the timeline at :math:`M_c=20` (cached: the claims of
-    ``validations.masfl.staleness`` share it; treat the result as read-only)."""
+    ``theorylab.validations.masfl.staleness`` share it; treat the result as read-only)."""
     out = {"sweep": {}, "timeline": None}
     for concurrency in CONCURRENCY:
         schedule = replay(fedbuff_clock(concurrency), replicas, seed)

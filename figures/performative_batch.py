@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.performative_fig5 import LABELS, band, credit_run, schedule_label
-from testbeds.credit_data import credit_source
+from theorylab.figures.performative_fig5 import LABELS, band, credit_run, schedule_label
+from theorylab.testbeds.credit_data import credit_source
 from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register

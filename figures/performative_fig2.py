@@ -9,7 +9,7 @@ on the figure's axis (``performative.effect_of_E``).
 
 from __future__ import annotations
 
-from figures import performative_sweeps
+from theorylab.figures import performative_sweeps
 from theorylab.performative.experiments import algorithm_spec, gaussian_spec
 from theorylab.registry import register
 

@@ -7,7 +7,7 @@ decreases monotonically in :math:`K` for both schemes (the paper: Scheme II "fir
 
 from __future__ import annotations
 
-from figures import performative_sweeps
+from theorylab.figures import performative_sweeps
 from theorylab.performative.experiments import algorithm_spec, gaussian_spec
 from theorylab.registry import register
 

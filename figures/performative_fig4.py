@@ -8,7 +8,7 @@ Var(ε)=0.6, :math:`\sum_ip_i|\epsilon_i|>1` so the theorems say nothing, yet th
 
 from __future__ import annotations
 
-from figures import performative_sweeps
+from theorylab.figures import performative_sweeps
 from theorylab.performative.experiments import algorithm_spec, gaussian_spec
 from theorylab.registry import register
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.credit_data import credit_source
+from theorylab.testbeds.credit_data import credit_source
 from theorylab.performative.experiments import CREDIT_LR, CREDIT_SCHEMES, algorithm_spec, run_config
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.gaussian_mean import gaussian_mean
+from theorylab.testbeds.gaussian_mean import gaussian_mean
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 

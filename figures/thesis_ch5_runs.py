@@ -2,7 +2,7 @@ r"""The Fed-CIS runs behind the thesis ch. 5 figure and table analogues (seed 00
 digest 001_thesis_ch4-6 §3.6): one setting (serving split, data partition, sampling parameter p, exit-weight
 strategy) -> per-replica :math:`\epsilon_{\rm true}=F_{\mathcal D,\Lambda}(w^{(T)})-F^*_{\mathcal D,\Lambda}`.
 
-Labelled substitution for ResNet-18 on CIFAR: the nested linear early-exit testbed (:mod:`testbeds.early_exit`) on
+Labelled substitution for ResNet-18 on CIFAR: the nested linear early-exit testbed (:mod:`theorylab.testbeds.early_exit`) on
 the 7-node topology (4/2/1), :data:`TOTAL` samples in all with one dataset per replica (``data`` stream), requests
 arriving at the leaves, :math:`T=30` rounds of :math:`K=5` local steps of size 0.1, additive gradient noise with
 per-exit variances :math:`0.05\,v_e/v_3` in Table D.1's CIFAR10 proportions.  FLOPS Prop weighs exits by the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.early_exit import PARTITIONS, THESIS_LIKE, combine, exit_quadratics, layer_sizes, optimum_gap, \
+from theorylab.testbeds.early_exit import PARTITIONS, THESIS_LIKE, combine, exit_quadratics, layer_sizes, optimum_gap, \
     population, sample_moments
 from theorylab.cis.aggregation import aggregation_weights
 from theorylab.cis.rates import SEVEN_NODE, split_topology_rates

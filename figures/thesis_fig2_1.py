@@ -3,7 +3,7 @@ r"""Thesis Fig. 2.1a (seed 001 §2.5.2, L870–877; digest 001 §5.1–5.2, §8 
 
 This module also holds the **setting shared by Figs. 2.1–2.3** (:func:`leaf_config`):
 
-* testbed ``synthetic_leaf`` (:mod:`testbeds.synthetic_leaf`); quick: :math:`N = 20` clients, full: :math:`N = 100`;
+* testbed ``synthetic_leaf`` (:mod:`theorylab.testbeds.synthetic_leaf`); quick: :math:`N = 20` clients, full: :math:`N = 100`;
 * availability: the thesis' four classes in equal blocks (digest §3.3, ``split="thesis_text"``): more available
   (:math:`\pi = 0.9`) / less available (:math:`\pi = 0.1`), each half correlated (:math:`\lambda_2 = 0.9`) and half
   weakly correlated (:math:`\lambda_2\sim\mathcal N(0, 0.01^2)`, drawn once from ``PCG64(2024)``); stationary start;

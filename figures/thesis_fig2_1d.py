@@ -1,20 +1,20 @@
 r"""Thesis Fig. 2.1d (seed 001 §2.5.2, L870-881; digest 001 §3.3, §5.2, §7.1, §8 V13): CA-Fed's cumulative
 aggregation weights :math:`\frac1T\sum_{t=1}^T q_i^{(t)}` per client after :math:`T` rounds, grouped by availability
-class, on the setting of Fig. 2.1 (:func:`figures.thesis_fig2_1.leaf_config`: Synthetic LEAF(0.5, 0.5), the four
+class, on the setting of Fig. 2.1 (:func:`theorylab.figures.thesis_fig2_1.leaf_config`: Synthetic LEAF(0.5, 0.5), the four
 classes of the text's split, CA-Fed with :math:`\bar\kappa^2 = 1`).
 
 Reference marks: the Unbiased weights :math:`\alpha_i/\pi_i` (closed form), which CA-Fed's :math:`q^{(t)}` equals in
 every round in which it drops no client; a client below its mark was dropped in some rounds, a client at 0 in all.
 The thesis groups the clients in three classes (the repository's split, digest §3.3 [?]); we keep the four of the
-text's split.  Rounds are driven by :func:`figures.thesis_fig2_5.record` (the kernel's ``cafed.q_sum``).
+text's split.  Rounds are driven by :func:`theorylab.figures.thesis_fig2_5.record` (the kernel's ``cafed.q_sum``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig2_1 import availability, budget, horizon, leaf_config, leaf_problem, clients, methods
-from figures.thesis_fig2_5 import record
+from theorylab.figures.thesis_fig2_1 import availability, budget, horizon, leaf_config, leaf_problem, clients, methods
+from theorylab.figures.thesis_fig2_5 import record
 from theorylab.plotting import pyplot, save
 from theorylab.registry import build, register
 from theorylab.threads import one_thread

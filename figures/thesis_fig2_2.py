@@ -5,7 +5,7 @@ trade-off in :math:`\bar\kappa^2` on Synthetic LEAF(0.5, 0.5).
 :math:`\bar\kappa^2\in\{10^{-2},10^{-1},1,10,10^2\}`; (b) the :math:`\bar\kappa^2` of highest mean accuracy at each
 evaluation round, i.e. the best :math:`\bar\kappa^2` for a training budget :math:`T` equal to that round (the thesis
 trains once per :math:`T` with constant steps, so reading the curves at :math:`t = T` is the same run).  Setting:
-:mod:`figures.thesis_fig2_1` (quick :math:`N = 20`, :math:`T = 100`; full :math:`N = 100`, :math:`T = 500`).  The
+:mod:`theorylab.figures.thesis_fig2_1` (quick :math:`N = 20`, :math:`T = 100`; full :math:`N = 100`, :math:`T = 500`).  The
 claims ``thesis.cafed_leaf.kappa_tradeoff`` and ``thesis.cafed_leaf.small_kappa`` check these curves.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig2_1 import ORACLE, accuracy_curves, budget, clients, draw_curves, leaf_problem, methods
+from theorylab.figures.thesis_fig2_1 import ORACLE, accuracy_curves, budget, clients, draw_curves, leaf_problem, methods
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread
@@ -26,8 +26,8 @@ def rounds(ctx) -> int:
 
 
 def compute(ctx, run=None, mode: str = ORACLE) -> dict:
-    """Accuracy curves of :func:`figures.thesis_fig2_1.accuracy_curves`, CA-Fed in ``mode``
-    (:data:`figures.thesis_fig2_1.CAFED_MODES`)."""
+    """Accuracy curves of :func:`theorylab.figures.thesis_fig2_1.accuracy_curves`, CA-Fed in ``mode``
+    (:data:`theorylab.figures.thesis_fig2_1.CAFED_MODES`)."""
     T = rounds(ctx)
     specs = methods(leaf_problem(clients(ctx)), T, kappas=KAPPAS, others=("Unbiased", "More available"), mode=mode)
     return accuracy_curves(ctx, T, specs, run)

@@ -2,7 +2,7 @@ r"""Thesis Fig. 2.3 (seed 001 §2.5.2, L884–887; digest 001 §5.2): final test
 :math:`\gamma = \delta\in\{0, 0.25, 0.5, 0.75, 1\}` on Synthetic LEAF, for More available, Unbiased and CA-Fed with
 :math:`\bar\kappa^2\in\{10^{-2}, 1, 10^2\}`.
 
-Setting: :mod:`figures.thesis_fig2_1` (quick :math:`N = 20`, :math:`T = 100`; full :math:`N = 100`, :math:`T = 200`,
+Setting: :mod:`theorylab.figures.thesis_fig2_1` (quick :math:`N = 20`, :math:`T = 100`; full :math:`N = 100`, :math:`T = 200`,
 the thesis' horizon); accuracy at the last round, mean and sample standard deviation over replicas.  As in Li et
 al.'s generator without its separate ``iid`` flag, :math:`\gamma = \delta = 0` still draws one model
 :math:`W_i` per client (only the means :math:`\mu_i, B_i` vanish), so it is not IID data (digest §5.1).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig2_1 import budget, clients, horizon, leaf_config, leaf_problem, methods
+from theorylab.figures.thesis_fig2_1 import budget, clients, horizon, leaf_config, leaf_problem, methods
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.threads import one_thread

@@ -4,7 +4,7 @@ r"""Thesis Fig. 2.4a (seed 001 §2.4.2 L846-851, §2.5.2 L883; digest 001 §2.6,
 
 Estimators: :mod:`theorylab.participation.estimators` (Beta-Bayesian :math:`\hat\pi_i = (c_i+1)/(t'+2)`,
 :math:`\hat\lambda_i = \hat P_{00}+\hat P_{11}-1` from conditional transition counts, uniform Beta(1, 1) priors),
-fed with the masks of the Ch. 2 class mix (:func:`figures.thesis_fig2_1.availability` with :math:`N = 100`:
+fed with the masks of the Ch. 2 class mix (:func:`theorylab.figures.thesis_fig2_1.availability` with :math:`N = 100`:
 :math:`\pi\in\{0.9, 0.1\}`, :math:`\lambda\in\{0.9, \mathcal N(0, 0.01^2)\}`, 25 clients per class), each chain from
 its stationary start.  The dotted lines are :math:`t'^{-1/2}` through the last point (the central limit rate); the
 vertical line is the slowest chain's hitting time :math:`\max_i 1/((1-\lambda_i)\pi_i) = 100`.  The claim
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from figures.thesis_fig2_1 import availability
+from theorylab.figures.thesis_fig2_1 import availability
 from theorylab.participation import estimators as est
 from theorylab.participation.markov import markov
 from theorylab.plotting import pyplot, save

@@ -6,7 +6,7 @@ Setting (:func:`theorylab.participation.markov.thesis_spatial_setting`): 10 clus
 two-state chain per cluster, clusters 0-4 with :math:`\pi_c = 0.9, \lambda_c = 0`, clusters 5-9 with
 :math:`\pi_c = 0.1, \lambda_c = c/10`; stationary start.  The thesis reports that CA-Fed excludes clusters 9, 8, 7, 6
 in that order (the claim ``thesis.cafed.exclusion_order`` tests the order on a smaller population).  CA-Fed as in
-:mod:`figures.thesis_fig2_1` (oracle :math:`(\pi,\lambda)` and :math:`F_i^\star`, :math:`\beta = 1`, :math:`\tau = 0`,
+:mod:`theorylab.figures.thesis_fig2_1` (oracle :math:`(\pi,\lambda)` and :math:`F_i^\star`, :math:`\beta = 1`, :math:`\tau = 0`,
 bias factor 4, :math:`\bar\kappa^2 = 1`), :math:`T = 100` rounds (the thesis' value).
 
 Deviations: identical quadratic clients :math:`F_i(x) = \|x\|^2/2` with gradient noise 0.3 from :math:`x^0 = (5, 5)`
@@ -16,7 +16,7 @@ chart beside them is the fraction of rounds each cluster is active and excluded 
 averaged over replicas.
 
 :func:`record` drives a ``cafed`` config round by round (the runner records metrics only) and is shared with
-:mod:`figures.thesis_fig2_1d`.
+:mod:`theorylab.figures.thesis_fig2_1d`.
 """
 
 from __future__ import annotations

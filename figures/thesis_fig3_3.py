@@ -4,12 +4,12 @@ r"""Thesis Fig. 3.3 (seed 001 §3.5.2, L1152-1160; digest 001 §5.4): loss of Fe
 
 The thesis plots test accuracy of CNNs on MNIST and CIFAR-10; we plot the exact expected loss
 :math:`\mathbb E F(w^T) - F^\star` (:math:`\eta_c` tuned per :math:`\beta`) on the two-group quadratic stand-in of
-:mod:`figures.thesis_fig3_2`, at :math:`p_{\min} = 1/19` (ratio exactly 10) and :math:`T = 190`.
+:mod:`theorylab.figures.thesis_fig3_2`, at :math:`p_{\min} = 1/19` (ratio exactly 10) and :math:`T = 190`.
 """
 
 from __future__ import annotations
 
-from figures.thesis_fig3_2 import SIGMAS_G2, p_min_of, shift_of, tuned_losses
+from theorylab.figures.thesis_fig3_2 import SIGMAS_G2, p_min_of, shift_of, tuned_losses
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 
@@ -19,7 +19,7 @@ SHOWN = {0.0: "FedAvg (β = 0)", 0.5: "FedStale (β = 0.5)", 1.0: "FedVARP (β =
 
 def loss_lines(x, settings) -> dict:
     """``{"x": x, "loss": beta -> [exact tuned loss at each (sigma_g^2, p_avg/p_min) of settings]}`` for the betas
-    of :data:`SHOWN` (:func:`figures.thesis_fig3_2.tuned_losses`)."""
+    of :data:`SHOWN` (:func:`theorylab.figures.thesis_fig3_2.tuned_losses`)."""
     cells = [tuned_losses(shift_of(s), p_min_of(r), tuple(SHOWN)) for s, r in settings]
     return {"x": list(x), "loss": {beta: [cell[beta][0] for cell in cells] for beta in SHOWN}}
 

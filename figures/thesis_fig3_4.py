@@ -4,14 +4,14 @@ at :math:`\sigma_g^2 = 0.6`.
 
 The thesis plots test accuracy of CNNs on MNIST and CIFAR-10; we plot the exact expected loss
 :math:`\mathbb E F(w^T) - F^\star` (:math:`\eta_c` tuned per :math:`\beta`, :math:`T = 10/p_{\min}`) on the two-group
-quadratic stand-in of :mod:`figures.thesis_fig3_2`.  The horizon grows with the ratio, so the curves mix the effect
+quadratic stand-in of :mod:`theorylab.figures.thesis_fig3_2`.  The horizon grows with the ratio, so the curves mix the effect
 of participation heterogeneity with that of a longer run, as the thesis' do.
 """
 
 from __future__ import annotations
 
-from figures.thesis_fig3_2 import RATIOS
-from figures.thesis_fig3_3 import draw_lines, loss_lines
+from theorylab.figures.thesis_fig3_2 import RATIOS
+from theorylab.figures.thesis_fig3_3 import draw_lines, loss_lines
 from theorylab.registry import register
 
 SIGMA_G2 = 0.6

@@ -2,7 +2,7 @@ r"""Thesis Fig. 3.5 (seed 001 §3.5.3, L1168-1180; digest 001 §2.8, §5.4, §8 
 probabilities versus FedStale + FedAU, whose online estimate :math:`\omega_i^{(t)}\approx 1/p_i` replaces
 :math:`1/p_i` in the fresh weights of (3.9), at :math:`\sigma_g^2 = 0.6` over :math:`p_{\rm avg}/p_{\min}`.
 
-Same two-group quadratic stand-in as Fig. 3.2 (:mod:`figures.thesis_fig3_2`).  *Exact*: the exact expected loss
+Same two-group quadratic stand-in as Fig. 3.2 (:mod:`theorylab.figures.thesis_fig3_2`).  *Exact*: the exact expected loss
 :math:`L_\beta = \mathbb E F(w^T) - F^\star` (enumeration, :mod:`theorylab.exact.fedstale_moments`) with
 :math:`\eta_c` tuned per :math:`\beta`.  *Estimated*: the ``fedstale`` kernel run round by round with
 ``Round.probs`` :math:`= 1/\omega^{(t)}` from FedAU's counters (:mod:`theorylab.participation.estimators`, read
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig3_2 import BETAS, LOCAL_STEPS, horizon, p_min_of, shift_of, summarise, tuned_losses, two_groups
-from figures.thesis_fig3_4 import SIGMA_G2
+from theorylab.figures.thesis_fig3_2 import BETAS, LOCAL_STEPS, horizon, p_min_of, shift_of, summarise, tuned_losses, two_groups
+from theorylab.figures.thesis_fig3_4 import SIGMA_G2
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.fedstale import fedstale
 from theorylab.participation.estimators import check_cutoff, fedau_limit, fedau_weights, init_fedau, update_fedau
@@ -76,7 +76,7 @@ def estimated_cell(losses: dict[float, tuple[float, float]], ratio: float, repli
 
 
 def compute(ratios=RATIOS, replicas: int = 1000, seed: int = 0) -> dict:
-    """Per ratio: the exact column (:func:`figures.thesis_fig3_2.summarise` of the tuned exact losses, with the
+    """Per ratio: the exact column (:func:`theorylab.figures.thesis_fig3_2.summarise` of the tuned exact losses, with the
     losses) and the estimated column (:func:`estimated_cell`), plus FedAU's limiting weight for p_min."""
     out = {"ratios": list(ratios), "exact": [], "estimated": [], "limit": []}
     for ratio in ratios:

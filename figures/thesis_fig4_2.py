@@ -3,7 +3,7 @@ FedAvg, DMA-PL, UDMA-PL and UPGA-PL, label-skewed clients (two classes each, Ach
 
 SUBSTITUTIONS (labelled in the title): quick mode runs scikit-learn's 8x8 digits with the multinomial-logistic model
 (CPU, float32); full mode the 10k MNIST digits of ``mnist10k`` with FedAWE's CNN on CUDA (an MLP on a CPU-only
-machine) — the thesis' 2-conv + 2-FC CNN has unstated widths.  Otherwise as Fig. 4.1 (:mod:`figures.thesis_fig4_1`):
+machine) — the thesis' 2-conv + 2-FC CNN has unstated widths.  Otherwise as Fig. 4.1 (:mod:`theorylab.figures.thesis_fig4_1`):
 :math:`N = 10`, :math:`\alpha_i = |D_i|/|D|`, :math:`K = 5`, batch 32, one constant step :math:`10^{-1}` (the grid's
 largest) for every method.  Loss :math:`q = 0.9` on clients :data:`LOSSY` = 0, 1, 2, 5, 6 and 0.1 on the others:
 the ``classes`` partition gives clients :math:`i` and :math:`i+5` the same two labels, so this 5/5 split puts four
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from figures.thesis_fig4_1 import curves, draw
+from theorylab.figures.thesis_fig4_1 import curves, draw
 from theorylab.registry import register
 from theorylab.threads import one_thread
 

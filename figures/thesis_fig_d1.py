@@ -4,7 +4,7 @@ data per layer), Serving Rate with :math:`p_{i,e}=p` for :math:`e<E_i`, Equal We
 
 Labelled substitution: the thesis plots test accuracy of ResNet-18 on CIFAR (values only in the image); here the
 y-axis is :math:`\epsilon_{\rm true}=F_{\mathcal D,\Lambda}(w^{(T)})-F^*_{\mathcal D,\Lambda}` (lower is better) of
-the runs of :func:`figures.thesis_ch5_runs.fedcis_errors` (nested linear testbed, 7 nodes, 150 samples).  A
+the runs of :func:`theorylab.figures.thesis_ch5_runs.fedcis_errors` (nested linear testbed, 7 nodes, 150 samples).  A
 larger :math:`p` lets the deeper nodes train exit 1 (:math:`|D_{1,p}|` grows from 3.4 % to all of the data:
 :math:`\epsilon_{\rm gen}` falls) while :math:`(1-p)/p` in (D.50) makes small :math:`p>0` noisy.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_ch5_runs import fedcis_errors
+from theorylab.figures.thesis_ch5_runs import fedcis_errors
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 

@@ -3,7 +3,7 @@ per exit-weight strategy and serving split, for the equal, biased and highly bia
 tables beside the thesis' printed CIFAR10 accuracies.
 
 Labelled substitution: the cells are :math:`100\,\epsilon_{\rm true}` (lower is better) of
-:func:`figures.thesis_ch5_runs.fedcis_errors` on the nested linear early-exit testbed, not ResNet-18 accuracies on
+:func:`theorylab.figures.thesis_ch5_runs.fedcis_errors` on the nested linear early-exit testbed, not ResNet-18 accuracies on
 CIFAR; p = 0 except the row "Serving Rate p=0.2".  The printed columns are the thesis' means (Tables 5.1-5.3,
 CIFAR10), for comparison of orderings only.
 """
@@ -11,7 +11,7 @@ CIFAR10), for comparison of orderings only.
 from __future__ import annotations
 
 
-from figures.thesis_ch5_runs import fedcis_errors
+from theorylab.figures.thesis_ch5_runs import fedcis_errors
 from theorylab.cis.rates import THESIS_SPLITS
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register

@@ -1,7 +1,7 @@
 r"""Credit-scoring strategic classification (seed 003 §4.2; digest 003 §4.2.2–§4.2.5).
 
 Data :math:`(x,y)`, :math:`x\in\mathbb R^{11}` (10 standardised features and a bias), from
-:mod:`testbeds.credit_data`, split into :math:`N` equal contiguous clients of :math:`M=\lfloor n/N\rfloor` rows
+:mod:`theorylab.testbeds.credit_data`, split into :math:`N` equal contiguous clients of :math:`M=\lfloor n/N\rfloor` rows
 (the remainder is dropped [R]), :math:`p_i=1/N`.  Client :math:`i`'s applicants best-respond to a deployed
 :math:`\tilde\theta` on the strategic features :math:`S=\{0,5,7\}` (revolving utilisation, open credit lines,
 real-estate loans) with linear utility and quadratic cost (Perdomo et al. 2020):
@@ -45,7 +45,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from testbeds.credit_data import load_credit, synthetic_credit
+from theorylab.testbeds.credit_data import load_credit, synthetic_credit
 from theorylab.performative.solvers import FixedPoint, MultiStart, multistart_minimise, repeated_risk_minimisation
 from theorylab.memory import require
 from theorylab.registry import register
@@ -313,7 +313,7 @@ def credit(source: str = "real", n: int | None = None, data_seed: int = 0, n_cli
            device="cpu", dtype=torch.float64) -> CreditScoring:
     """GiveMeSomeCredit strategic classification: 10 equal clients, eps_i ~ U[0.9, 1.1], logistic loss.
 
-    ``source="real"`` needs the whynot package (see :mod:`testbeds.credit_data`); ``"synthetic"`` is the stand-in.
+    ``source="real"`` needs the whynot package (see :mod:`theorylab.testbeds.credit_data`); ``"synthetic"`` is the stand-in.
     ``n`` keeps the first ``n`` preprocessed rows; ``lam`` defaults to 1/n (before the equal split drops the
     remainder).  Ground truth (PS, PO) is cached per process for each objective and shared by the variants that
     differ only in batch size, device, dtype or the bug flag.

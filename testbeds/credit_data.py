@@ -109,4 +109,4 @@ def credit_deviations(source: str) -> list[str]:
                 "eps_i ~ U[0.9, 1.1] from PCG64(0); lambda = 1/18357 (all preprocessed rows, the authors' logged value; the "
                 "equal 10-way split drops the last 7 rows)."]
     return ["Synthetic stand-in for GiveMeSomeCredit (n = 2000, 10 standardised features + bias, logistic ground truth; "
-            "testbeds.credit_data.synthetic_credit): the quick budget (or a missing whynot package) keeps credit claims small."]
+            "theorylab.testbeds.credit_data.synthetic_credit): the quick budget (or a missing whynot package) keeps credit claims small."]

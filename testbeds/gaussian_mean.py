@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from testbeds.quadratic import normalise_weights
+from theorylab.testbeds.quadratic import normalise_weights
 from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams

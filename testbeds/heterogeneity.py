@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.quadratic import Quadratic, normalise_weights
+from theorylab.testbeds.quadratic import Quadratic, normalise_weights
 
 
 def _pieces(problem: Quadratic):

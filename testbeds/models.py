@@ -17,7 +17,7 @@ The fast heads ``mlp`` (one ReLU hidden layer) and ``logistic`` use the default 
 
 Every model is built on the ``meta`` device and initialised from an explicit ``torch.Generator``,
 so no global random state is read or advanced.  Models hold parameters only (no buffers), which
-is what lets a model be one flat vector per client (:mod:`testbeds.network`).
+is what lets a model be one flat vector per client (:mod:`theorylab.testbeds.network`).
 """
 
 from __future__ import annotations

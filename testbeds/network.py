@@ -1,9 +1,9 @@
 r"""Image classification with a torch model as a :class:`theorylab.problem.Problem`.
 
 Client :math:`i` holds the samples :math:`\mathcal D_i` of a federated partition
-(:mod:`testbeds.data.partitions`) and the local loss
+(:mod:`theorylab.testbeds.data.partitions`) and the local loss
 :math:`F_i(x) = \frac{1}{|\mathcal D_i|}\sum_{(a,b)\in\mathcal D_i}\mathrm{CE}(h_x(a), b)`
-of a network :math:`h_x` (:mod:`testbeds.models`) whose parameters are **one flat vector**
+of a network :math:`h_x` (:mod:`theorylab.testbeds.models`) whose parameters are **one flat vector**
 :math:`x\in\mathbb R^d`.  The kernels therefore run unchanged on ``(replicas, clients, d)``
 tensors.  The objective is :math:`F = \sum_i\alpha_i F_i` with :math:`\alpha_i = 1/m` (FedAWE's
 eq. (1), ``weights="uniform"``) or :math:`\alpha_i = |\mathcal D_i|/N` (``weights="size"``).
@@ -45,7 +45,7 @@ For CA-Fed (seed 001 Alg. 3) the problem reports client losses: ``minibatch_loss
 local step's minibatch of a round (no randomness of its own, so common random numbers survive) and
 ``client_values(x)``, the exact :math:`F_i(x)` over each client's data (CA-Fed's initial :math:`\hat F^{(0)}`).
 The thesis' recipes (CA-Fed's Markov availability classes, FedStale's two groups and label swaps) are in
-:mod:`testbeds.thesis_recipes`; ``label_swap`` applies :func:`testbeds.thesis_recipes.swap_labels`.
+:mod:`theorylab.testbeds.thesis_recipes`; ``label_swap`` applies :func:`theorylab.testbeds.thesis_recipes.swap_labels`.
 
 ``metrics(x)`` gives the train and test loss and accuracy of a model on fixed, seeded evaluation
 subsets (``eval_train``, ``eval_test`` samples; ``None`` = the whole split) in batches of
@@ -66,11 +66,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from testbeds.data import ImageSet, load
-from testbeds.data.partitions import fedawe_availability, partition
-from testbeds.data.transforms import hflip, random_crop, to_inputs
-from testbeds.models import PAPER_INPUT, build_model
-from testbeds.thesis_recipes import rare_group, swap_labels
+from theorylab.testbeds.data import ImageSet, load
+from theorylab.testbeds.data.partitions import fedawe_availability, partition
+from theorylab.testbeds.data.transforms import hflip, random_crop, to_inputs
+from theorylab.testbeds.models import PAPER_INPUT, build_model
+from theorylab.testbeds.thesis_recipes import rare_group, swap_labels
 from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
@@ -100,7 +100,7 @@ class Network:
     """The problem; see the module docstring.
 
     Args:
-        model: a model name of :mod:`testbeds.models`.
+        model: a model name of :mod:`theorylab.testbeds.models`.
         train, test: the dataset splits.
         parts: one index array into ``train`` per client.
         batch_size: minibatch size :math:`B`.
@@ -392,7 +392,7 @@ def client_data(dataset: str, clients: int, partition_scheme: str, alpha: float,
                 label_swap: dict | None = None):
     """The dataset splits and the partition the testbed uses (shared with :func:`fedawe_participation`); with
     ``label_swap`` the rarely participating group's labels are swapped
-    (:func:`testbeds.thesis_recipes.swap_labels`)."""
+    (:func:`theorylab.testbeds.thesis_recipes.swap_labels`)."""
     if root is not None and not isinstance(root, (str, os.PathLike)):
         raise ValueError(f"root must be a folder path or None; got {root!r}")
     try:
@@ -424,7 +424,7 @@ def image_testbed(dataset: str, model: str = "cnn_cifar", clients: int = 100, pa
                   label_swap: dict | None = None, device="cpu", dtype=torch.float32) -> Network:
     """Dataset ``dataset`` partitioned over ``clients`` (scheme ``partition``, seeded by ``seed``), model ``model``;
     ``label_swap`` (``{"fraction": s, "labels": [a, b]}``) is FedStale's data heterogeneity
-    (:func:`testbeds.thesis_recipes.swap_labels`)."""
+    (:func:`theorylab.testbeds.thesis_recipes.swap_labels`)."""
     integer("seed", seed, 0)
     require(8 * integer("clients", clients, 1) * integer("batch_size", batch_size, 1),
             f"batch_size={batch_size} for {clients} clients (one local step's sample indices)")

@@ -28,7 +28,7 @@ Exact quantities (digest 000 §3.3, digest 001 §4.0):
 * :math:`F(x) - F^\star = \tfrac12 (x-x^\star)^\top \bar A (x-x^\star)` and
   :math:`\nabla F(x) = \bar A (x - x^\star)` with :math:`\bar A = \sum_i \alpha_i A_i`.
 
-Heterogeneity constants are in :mod:`testbeds.heterogeneity`.
+Heterogeneity constants are in :mod:`theorylab.testbeds.heterogeneity`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""The thesis' availability and heterogeneity recipes for its image experiments
 
 CA-Fed's four Markov availability classes (:func:`thesis_markov_participation`) and FedStale's two Bernoulli
 groups (:func:`two_group_participation`) with the rare group's labels swapped (:func:`swap_labels`, the
-``label_swap`` option of :mod:`testbeds.network`).  Every draw comes from ``PCG64([seed, purpose])``.
+``label_swap`` option of :mod:`theorylab.testbeds.network`).  Every draw comes from ``PCG64([seed, purpose])``.
 """
 
 from __future__ import annotations

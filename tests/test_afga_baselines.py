@@ -127,7 +127,7 @@ def test_fedprox_without_prox_term_is_fedavg_bit_for_bit():
 
 
 def test_train_topology_option_only_for_afga():
-    from theorylab.cli_train import _topology_spec
+    from theorylab.app.train import _topology_spec
 
     assert _topology_spec("ring", {"name": "afga"}, 20) == {"name": "ring", "n": 20}
     assert _topology_spec('{"name": "torus", "a": 4, "b": 5}', {"name": "afga"}, 20)["name"] == "torus"

@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 import torch
 
-from figures.afga_sweeps import fedamsgrad, quadratic
+from theorylab.figures.afga_sweeps import fedamsgrad, quadratic
 from theorylab.config import RunConfig
 from theorylab.kernels.afga import reporting_ring
 from theorylab.kernels.algorithm import Round
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.runner import run
-from validations.afga.paths import states
-from validations.afga.replay import replay
+from theorylab.validations.afga.paths import states
+from theorylab.validations.afga.replay import replay
 
 W2 = [[2 / 3, 1 / 3], [1 / 3, 2 / 3]]
 SERVER = fedamsgrad(0.1, 1e-2)
@@ -140,7 +140,7 @@ def test_cluster_uniform_k_samples_m_per_cluster_and_reduces_to_uniform_k():
 def test_worst_path_of_lemma_f8_by_closed_form():
     """One step on ring(10) with self-weight 1/3 from a block of 4 sampled clients: the block's mean displacement is
     (4 - 2/3)/4 (its two ends keep 2/3), the all-client mean is 4/10, and m_r = (1 - beta1^r) Delta_r."""
-    from validations.afga.lemmas import worst_path
+    from theorylab.validations.afga.lemmas import worst_path
 
     one = worst_path(n_clients=10, block=4, steps=1, beta1=0.9, rounds=3)
     assert one["delta"] == pytest.approx((4 - 2 / 3) / 4) and one["delta_bar"] == pytest.approx(0.4)

@@ -14,7 +14,7 @@ from theorylab import grid, sweep
 from theorylab.api import Results
 from theorylab.checks import at_most, equal
 from theorylab.claims import Claim, Context, Evidence, evaluate
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.config import RunConfig
 from helpers import tiny_figure
 from theorylab.runner import run

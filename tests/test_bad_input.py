@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.config import RunConfig
 from theorylab.memory import available_bytes
 from theorylab.runner import run

@@ -100,7 +100,7 @@ def test_bad_inputs_name_the_parameter(call, match):
 def test_lemma_f6_readings_of_the_sampling():
     """Without replacement the K = 1 bound is an identity; with replacement (S = the distinct clients of m draws) the
     witness y = (1, -1, 0, 0), n = 4, m = 3 gives 2(p_1 - p_2) = 19/32 > 1/2; with m = 1 the readings agree."""
-    from validations.afga.theory import WITH, WITHOUT, WITNESS, expected_square
+    from theorylab.validations.afga.theory import WITH, WITHOUT, WITNESS, expected_square
 
     assert expected_square(WITNESS, 3, WITHOUT) == pytest.approx(0.5) == lemma_f6_bound(WITNESS, 3)
     assert expected_square(WITNESS, 3, WITH) == pytest.approx(19 / 32)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from testbeds.nesterov_chain import NesterovChain, chain_matrix
+from theorylab.testbeds.nesterov_chain import NesterovChain, chain_matrix
 from theorylab.bounds import thesis_ch2 as ch2
 from theorylab.bounds import thesis_ch3 as ch3
 from theorylab.bounds import thesis_lower_bound as lb
@@ -285,7 +285,7 @@ def test_support_passage_matches_a_direct_simulation_of_the_zero_chain():
 
 
 def test_equal_pvar_designs_keep_p_var_and_p_min():
-    from validations.thesis.ch3_scaling import equal_pvar_design
+    from theorylab.validations.thesis.ch3_scaling import equal_pvar_design
 
     for p_min in (0.5, 0.3, 0.2):
         p = equal_pvar_design(p_min, mean_inv_p=2.0, n=4)

@@ -1,7 +1,7 @@
 import json
 
 from theorylab.claims import Claim, Evidence
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.registry import _REGISTRY, Entry
 
 

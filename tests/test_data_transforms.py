@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.data.transforms import hflip, random_crop, to_inputs
+from theorylab.testbeds.data.transforms import hflip, random_crop, to_inputs
 
 
 def test_to_inputs_pads_normalises_and_tiles():

@@ -1,11 +1,11 @@
-"""The nested linear early-exit testbed (testbeds.early_exit): exact moments, minimisers, gaps, the loss bound and
+"""The nested linear early-exit testbed (theorylab.testbeds.early_exit): exact moments, minimisers, gaps, the loss bound and
 the trust-region helpers, against independent computations (digest 001 ch4-6 §3.5)."""
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from testbeds.early_exit import (THESIS_LIKE, ExitQuadratic, NestedLinear, ball_minimum, ball_sup_abs, combine,
+from theorylab.testbeds.early_exit import (THESIS_LIKE, ExitQuadratic, NestedLinear, ball_minimum, ball_sup_abs, combine,
                                  exit_quadratics, layer_sizes, loss_bound, minimiser, optimum_gap, population,
                                  sample_moments, smoothness, value)
 from theorylab.cis.rates import SEVEN_NODE
@@ -103,7 +103,7 @@ def test_layer_sizes_and_bad_inputs():
 def test_early_exit_mlp_step_matches_plain_autograd():
     import torch
 
-    from testbeds.early_exit_net import exit_logits, init_params, layout, train_fedcis, unflatten
+    from theorylab.testbeds.early_exit_net import exit_logits, init_params, layout, train_fedcis, unflatten
 
     shapes = layout(4, 3, 2, 2)
     assert [s for _, s in shapes] == [(4, 3), (3,), (3, 2), (2,), (3, 3), (3,), (3, 2), (2,)]
@@ -136,8 +136,8 @@ def test_relabelled_hidden_units_leave_every_exit_unchanged():
     direction on the later blocks leaves exit 1's loss (and only its ridge) unchanged."""
     import torch
 
-    from testbeds.early_exit_net import exit_logits, init_params, layout
-    from validations.thesis.ch5_ablation import exit1_loss, later_blocks, relabel
+    from theorylab.testbeds.early_exit_net import exit_logits, init_params, layout
+    from theorylab.validations.thesis.ch5_ablation import exit1_loss, later_blocks, relabel
 
     shapes = layout(4, 3, 2, 3)
     theta = init_params(shapes, Streams(5, 1))[0].double()

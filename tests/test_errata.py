@@ -9,7 +9,7 @@ import pytest
 from theorylab import errata
 from theorylab.checks import across, at_most, printed
 from theorylab.claims import Claim, Context, Evidence, evaluate
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.html_report import load_results, render
 from theorylab.registry import _REGISTRY, Entry
 

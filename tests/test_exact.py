@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.quadratic import random_quadratic, scalar_quadratic
+from theorylab.testbeds.quadratic import random_quadratic, scalar_quadratic
 from theorylab.config import RunConfig
 from theorylab.exact.fedavg_moments import fedavg_mean_limit, fedavg_moments, weight_moments
 from theorylab.exact.local_drift import local_drift

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from figures import fedawe_availability, fedawe_rho
-from figures.fedawe_rate import consensus_error, cor1_config, recording_step, time_average
+from theorylab.figures import fedawe_availability, fedawe_rho
+from theorylab.figures.fedawe_rate import consensus_error, cor1_config, recording_step, time_average
 from theorylab.claims import Context
 from theorylab.runner import run
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.quadratic import random_quadratic, scalar_quadratic
+from theorylab.testbeds.quadratic import random_quadratic, scalar_quadratic
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.fedavg import fedavg
 from theorylab.kernels.fedawe import fedawe

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.quadratic import scalar_quadratic
+from theorylab.testbeds.quadratic import scalar_quadratic
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.fedstale import fedstale
 from theorylab.registry import build

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.files import output_dir, replacing, write_text
 
 
@@ -85,7 +85,7 @@ def test_out_that_is_a_file_is_a_usage_error_and_creates_nothing(tmp_path, capsy
 
 
 def test_two_validates_on_one_out_both_succeed(tmp_path):
-    argv = [sys.executable, "-m", "theorylab.cli", "validate", "fedawe.prop1", "fedawe.lemma1", "--quick",
+    argv = [sys.executable, "-m", "theorylab.app.cli", "validate", "fedawe.prop1", "fedawe.lemma1", "--quick",
             "--no-cache", "--out", str(tmp_path)]
     procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     errors = [p.communicate(timeout=300)[1] for p in procs]

@@ -10,8 +10,8 @@ import pytest
 from theorylab import journal, plan, report
 from theorylab.claims import Claim, Context, Evidence, evaluate, select
 from theorylab.checks import equal
-from theorylab.cli import main
-from theorylab.cli_options import duration
+from theorylab.app.cli import main
+from theorylab.app.options import duration
 
 
 def _result(claim_id="synthetic.one", value=1.0):
@@ -60,7 +60,7 @@ def test_validate_resume_reuses_the_journal_and_computes_only_what_is_missing(tm
     lines = (out / "journal.jsonl").read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["result"]["id"] == "performative.ps_closed_form"
     first = json.loads((out / "claims.json").read_text())
-    import theorylab.cli_validate as cli_validate
+    import theorylab.app.validate as cli_validate
 
     def refuse(*_):
         raise AssertionError("a journaled claim was evaluated again")
@@ -179,7 +179,7 @@ def test_record_writes_measured_costs_and_labels_estimates(tmp_path, monkeypatch
 def test_a_claim_whose_dataset_is_absent_says_how_to_fetch_it(tmp_path, monkeypatch, capsys):
     # full mode of the MasFL image claim reads Fashion-MNIST; an empty data folder (and no system package) fails at
     # once, before any training, with the command that fetches it
-    import testbeds.data.idx as idx
+    import theorylab.testbeds.data.idx as idx
 
     monkeypatch.setenv("THEORYLAB_DATA", str(tmp_path / "empty"))
     monkeypatch.setattr(idx, "FMNIST_SYSTEM_DIR", tmp_path / "no-system-package")

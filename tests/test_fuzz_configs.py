@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
 
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.config import RunConfig
 from theorylab.registry import build, entries
 from theorylab.runner import run
@@ -299,7 +299,7 @@ OPTION_VALUES = ["0", "-1", "2.5", "nan", "inf", "-inf", "1e12", "1000000000000"
 def cli_cases() -> list[tuple[str, str, str]]:
     """``(command, option, value)`` for every option of ``validate``, ``figure`` and ``train`` that takes a value
     (read from the parser, so new options join), and for their positional arguments."""
-    from theorylab.cli import parser
+    from theorylab.app.cli import parser
 
     commands = next(a for a in parser()._actions if a.dest == "command").choices
     out = []

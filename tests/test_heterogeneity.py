@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from testbeds import heterogeneity as het
-from testbeds.quadratic import random_quadratic
+from theorylab.testbeds import heterogeneity as het
+from theorylab.testbeds.quadratic import random_quadratic
 
 
 def _a4_lhs_minus_rhs(problem, beta2, e):

@@ -12,7 +12,7 @@ import pytest
 from theorylab import html_report
 from theorylab.checks import at_most, equal
 from theorylab.claims import Claim, Context, Evidence, evaluate
-from theorylab.cli import main
+from theorylab.app.cli import main
 from helpers import tiny_figure
 from theorylab.report import as_json
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import drive
 from test_masfl_kernels import SCHEDULE, A, U, problem
-from figures.masfl_curves import async_quadratic
+from theorylab.figures.masfl_curves import async_quadratic
 from theorylab.config import RunConfig
 from theorylab.kernels.masfl import adamasfl, masfl
 from theorylab.runner import run
@@ -133,7 +133,7 @@ def test_bad_switches_are_refused(kwargs):
 
 
 def test_fig6_renders_every_ablation(tmp_path):
-    from figures import masfl_fig6
+    from theorylab.figures import masfl_fig6
     from theorylab.claims import Context
 
     path = masfl_fig6.render(Context(quick=True, figure_dir=tmp_path))

@@ -118,8 +118,8 @@ def test_unequal_weights_are_refused():
 
 
 def test_round_driver_replays_the_runner_and_replicas_are_independent():
-    from figures.masfl_curves import async_quadratic
-    from validations.masfl.trajectory import rounds
+    from theorylab.figures.masfl_curves import async_quadratic
+    from theorylab.validations.masfl.trajectory import rounds
 
     cfg = RunConfig(algorithm={"name": "masfl", "gamma": 0.05, "eta": 0.02}, rounds=15, replicas=3, seed=2,
                     **async_quadratic(8, 2, 4, sigma=0.3))
@@ -129,7 +129,7 @@ def test_round_driver_replays_the_runner_and_replicas_are_independent():
 
 
 def test_plateau_width_interpolates_between_decades():
-    from validations.masfl.robustness import plateau
+    from theorylab.validations.masfl.robustness import plateau
 
     # good (<= 0.1) at m = 1e-1 and 1 only; linear in log between 1e-2 (ratio 1) and 1e-1 (ratio 0.01) crosses
     # log 0.1 half-way, and likewise between 1 and 10
@@ -138,7 +138,7 @@ def test_plateau_width_interpolates_between_decades():
 
 
 def test_local_sgd_fixed_point_is_a_fixed_point():
-    from validations.masfl.optimum import local_sgd_fixed_point
+    from theorylab.validations.masfl.optimum import local_sgd_fixed_point
 
     p = problem()
     x = local_sgd_fixed_point(p, 0.1, 3)
@@ -153,7 +153,7 @@ def test_local_sgd_fixed_point_is_a_fixed_point():
 
 @pytest.mark.parametrize("pool, distinct", [("idle", 90 * (1 - (89 / 90) ** 10)), ("all", 90 * (1 - 0.99 ** 10))])
 def test_multiset_refill_starts_the_distinct_idle_clients_of_its_draws(pool, distinct):
-    from figures.masfl_staleness import N, MultisetRefill
+    from theorylab.figures.masfl_staleness import N, MultisetRefill
 
     # 10 of 100 clients running, target 20: ten uniform draws with replacement, from the 90 idle clients or from all
     # 100 (a draw hitting a running client is lost); the expected number of distinct idle clients drawn is exact
@@ -171,7 +171,7 @@ def test_multiset_refill_starts_the_distinct_idle_clients_of_its_draws(pool, dis
 
 
 def test_asynchrony_performance_reads_the_last_quarter_or_the_whole_run():
-    from validations.masfl.robustness import performance
+    from theorylab.validations.masfl.robustness import performance
 
     logs = np.array([[0.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0]])
     np.testing.assert_allclose(performance(logs), [-6.5])

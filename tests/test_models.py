@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from testbeds.models import MODELS, PAPER_COUNTS, build_model
+from theorylab.testbeds.models import MODELS, PAPER_COUNTS, build_model
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -5,8 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from testbeds.models import build_model
-from testbeds.network import Network, image_testbed
+from theorylab.testbeds.models import build_model
+from theorylab.testbeds.network import Network, image_testbed
 from theorylab.config import RunConfig
 from theorylab.rng import Streams
 from theorylab.runner import run

@@ -7,18 +7,18 @@ import sqlite3
 import numpy as np
 import pytest
 
-from figures import fedawe_cnn_curves
-from figures.learning_curves import mean_and_std
-from testbeds.network import fedawe_participation
+from theorylab.figures import fedawe_cnn_curves
+from theorylab.figures.learning_curves import mean_and_std
+from theorylab.testbeds.network import fedawe_participation
 import torch
 
-from testbeds.training import choose_point, exposed_points, final_accuracy, paper_lr0
+from theorylab.testbeds.training import choose_point, exposed_points, final_accuracy, paper_lr0
 from theorylab.claims import Context
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.store import Store
-from validations.fedawe import table2
+from theorylab.validations.fedawe import table2
 
 TINY = {"name": "synthetic", "model": "mlp", "input_shape": [1, 8, 8], "clients": 6, "alpha": 0.5, "batch_size": 8,
         "eval_train": None, "data": {"train_size": 120, "test_size": 40, "channels": 1, "size": 8, "noise": 40.0}}
@@ -102,7 +102,7 @@ def test_train_command_stores_runs_and_draws_the_curves(tmp_path, capsys):
 
 def test_train_command_reports_a_missing_dataset(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("THEORYLAB_DATA", str(tmp_path))
-    monkeypatch.setattr("testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
+    monkeypatch.setattr("theorylab.testbeds.data.idx.FMNIST_SYSTEM_DIR", tmp_path / "nowhere")
     assert main(["train", "--testbed", "fmnist", "--rounds", "1", "--out", str(tmp_path), "--no-cache"]) == 2
     assert "make data" in capsys.readouterr().err
 

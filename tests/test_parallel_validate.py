@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from theorylab.cli import main
+from theorylab.app.cli import main
 
 # fast claims: Monte Carlo over the seed's streams, exact enumeration, a violated one, one with a figure
 CLAIMS = ["afga.appc_projection", "fedawe.lemma1", "fedawe.mixing", "thesis.ch4.lemma_a1", "thesis.ch4.unbiased",

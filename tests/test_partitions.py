@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from testbeds.data.partitions import (dirichlet, dirichlet_per_class, fedawe_availability, iid, k_classes,
+from theorylab.testbeds.data.partitions import (dirichlet, dirichlet_per_class, fedawe_availability, iid, k_classes,
                                       label_proportions, partition)
 from theorylab.participation.dynamics import PAPER_PHI_MAX
 

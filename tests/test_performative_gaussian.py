@@ -5,7 +5,7 @@ import pytest
 import torch
 from scipy.optimize import minimize_scalar
 
-from testbeds.gaussian_mean import gaussian_mean, gaussian_mean_paper, paper_parameters
+from theorylab.testbeds.gaussian_mean import gaussian_mean, gaussian_mean_paper, paper_parameters
 from theorylab.rng import Streams
 
 MEANS, EPS, P = [2.0, -1.0, 4.0], [0.3, 1.3, -0.4], [0.2, 0.5, 0.3]

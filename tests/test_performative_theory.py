@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from testbeds.gaussian_mean import gaussian_mean, gaussian_mean_paper
+from theorylab.testbeds.gaussian_mean import gaussian_mean, gaussian_mean_paper
 from theorylab.performative.solvers import multistart_minimise, repeated_risk_minimisation
 from theorylab.performative.symbolic import derive
 from theorylab.performative.theorems import for_gaussian, theorem_constants

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.gaussian_mean import gaussian_mean
+from theorylab.testbeds.gaussian_mean import gaussian_mean
 from theorylab.config import RunConfig
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.pfedavg import full_participation, pfedavg

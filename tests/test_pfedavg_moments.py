@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from testbeds.gaussian_mean import gaussian_mean
+from theorylab.testbeds.gaussian_mean import gaussian_mean
 from theorylab.config import RunConfig
 from theorylab.exact.pfedavg_moments import pfedavg_moments, propagate, step_sizes
 from theorylab.kernels.pfedavg import full_participation

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from theorylab import plugins, registry
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.config import RunConfig
 from theorylab.scaffold import create
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from testbeds.quadratic import Quadratic, random_quadratic, scalar_quadratic
+from theorylab.testbeds.quadratic import Quadratic, random_quadratic, scalar_quadratic
 from theorylab.rng import Streams
 
 

@@ -9,7 +9,7 @@ from theorylab.claims import Context, Evidence, evaluate, select
 from theorylab.regime import (first_power_of_two, horizons_in_regime, out_of_reach, projected_seconds,
                               regime_horizons, seconds_per_round)
 
-T_STAR_MASFL = 21668.05  # seed 004 App. C's T* at the masfl testbed's constants (validations.masfl.rates)
+T_STAR_MASFL = 21668.05  # seed 004 App. C's T* at the masfl testbed's constants (theorylab.validations.masfl.rates)
 
 
 def test_first_power_of_two_at_or_above_the_threshold():
@@ -54,7 +54,7 @@ def test_out_of_reach_is_an_inconclusive_statement_check_naming_horizons_and_cos
 
 
 def _thm31(monkeypatch, tmp_path, limit: int, pilot=(64, 128, 256), threshold=None):
-    import validations.masfl.rates as rates
+    import theorylab.validations.masfl.rates as rates
 
     monkeypatch.setattr(rates, "LIMIT", (limit, limit))
     monkeypatch.setattr(rates, "PILOT", pilot)

@@ -106,7 +106,7 @@ def test_a_row_written_before_checksums_is_read_and_checked(tmp_path):
 
 
 def test_store_check_command(tmp_path, capsys):
-    from theorylab.cli import main
+    from theorylab.app.cli import main
 
     store = Store(tmp_path / "store.sqlite")
     runner.run(CFG, store)

@@ -146,7 +146,7 @@ def test_a_failing_cell_is_reported_and_the_others_are_stored(tmp_path, schedule
 
 
 def _sweep(grid_path, out, scheduler) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "theorylab.cli", "sweep", str(grid_path), "--scheduler", scheduler,
+    return subprocess.Popen([sys.executable, "-m", "theorylab.app.cli", "sweep", str(grid_path), "--scheduler", scheduler,
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -199,7 +199,7 @@ def test_two_sweeps_on_one_store_at_once(tmp_path, scheduler):
 
 
 def test_a_misspelt_metric_is_refused_before_any_cell_runs(tmp_path, capsys):
-    from theorylab.cli import main
+    from theorylab.app.cli import main
 
     path = tmp_path / "g.json"
     path.write_text(json.dumps(spec(product={"seed": [0, 1]}, metric="server.dist")))
@@ -210,7 +210,7 @@ def test_a_misspelt_metric_is_refused_before_any_cell_runs(tmp_path, capsys):
 
 
 def test_a_grid_whose_first_cell_cannot_run_is_refused_and_keeps_the_earlier_table(tmp_path, scheduler, capsys):
-    from theorylab.cli import main
+    from theorylab.app.cli import main
 
     out = tmp_path / "out"
     path = tmp_path / "g.json"

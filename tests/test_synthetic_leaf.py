@@ -6,7 +6,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from testbeds.synthetic_leaf import CLASSES, FEATURES, WIDTH, SyntheticLeaf, generate, synthetic_leaf
+from theorylab.testbeds.synthetic_leaf import CLASSES, FEATURES, WIDTH, SyntheticLeaf, generate, synthetic_leaf
 from theorylab.config import RunConfig
 from theorylab.rng import Streams
 from theorylab.runner import run
@@ -128,7 +128,7 @@ def test_bad_mixture_weights(leaf):
 
 
 def test_figure_setting_availability_classes():
-    from figures.thesis_fig2_1 import availability
+    from theorylab.figures.thesis_fig2_1 import availability
 
     pi, lam = availability(100)
     assert len(pi) == len(lam) == 100 and pi.count(0.9) == pi.count(0.1) == 50

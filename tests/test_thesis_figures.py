@@ -4,9 +4,9 @@ references, and that the recipes draw."""
 import numpy as np
 import pytest
 
-from figures import thesis_fig3_2, thesis_fig3_3, thesis_fig3_4, thesis_fig3_5
-from figures.thesis_fig3_2 import gain, horizon, p_min_of, shares, shift_of, summarise, tuned_losses, two_groups
-from figures.thesis_fig3_5 import estimation_shift, final_gaps
+from theorylab.figures import thesis_fig3_2, thesis_fig3_3, thesis_fig3_4, thesis_fig3_5
+from theorylab.figures.thesis_fig3_2 import gain, horizon, p_min_of, shares, shift_of, summarise, tuned_losses, two_groups
+from theorylab.figures.thesis_fig3_5 import estimation_shift, final_gaps
 from theorylab.exact.fedstale_moments import fedstale_moments
 
 

@@ -4,7 +4,7 @@ counters, and that the recipes draw."""
 import numpy as np
 import pytest
 
-from figures import thesis_fig2_1, thesis_fig2_1d, thesis_fig2_4, thesis_fig2_5
+from theorylab.figures import thesis_fig2_1, thesis_fig2_1d, thesis_fig2_4, thesis_fig2_5
 from theorylab.claims import Context
 from theorylab.registry import build
 from theorylab.participation import estimators as est

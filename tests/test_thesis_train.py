@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from testbeds.thesis_recipes import (availability_classes, rare_group, swap_labels, thesis_markov_participation,
+from theorylab.testbeds.thesis_recipes import (availability_classes, rare_group, swap_labels, thesis_markov_participation,
                                      two_group_participation)
-from theorylab.cli import main
+from theorylab.app.cli import main
 from theorylab.config import RunConfig
 from theorylab.registry import build
 from theorylab.rng import Streams

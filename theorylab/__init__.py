@@ -3,14 +3,19 @@
 The engine lives here: participation processes (:mod:`theorylab.participation`),
 algorithm kernels (:mod:`theorylab.kernels`), exact moment propagation
 (:mod:`theorylab.exact`), the runner, the result store, the claims framework and
-the CLI.  Problems with ground truth live in the sibling package ``testbeds``,
-claims in ``validations`` and figure recipes in ``figures``.
+the CLI (:mod:`theorylab.app`).  Problems with ground truth live in ``theorylab.testbeds``, claims in
+``theorylab.validations`` and figure recipes in ``theorylab.figures`` (top-level folders of the checkout,
+:mod:`theorylab.siblings`).
 
 From Python or a notebook: ``theorylab.validate(...)``, ``theorylab.run(config)`` and ``theorylab.figure(name)``
 (:mod:`theorylab.api`, imported on first use so that ``import theorylab`` stays light).
 """
 
+from theorylab.siblings import install_finder
+
 __version__ = "0.1.0"
+
+install_finder()
 
 _API = ("validate", "run", "figure")
 

@@ -3,6 +3,6 @@ repository is on PYTHONPATH but not pip-installed, such as a lent GPU box)."""
 
 import sys
 
-from theorylab.cli import main
+from theorylab.app.cli import main
 
 sys.exit(main())

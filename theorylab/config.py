@@ -16,11 +16,11 @@ import dataclasses
 import functools
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import theorylab
 from theorylab.plugins import fingerprints_in
+from theorylab.siblings import source_files
 from theorylab.validation import integer
 
 _FINGERPRINTED = ("theorylab", "testbeds")
@@ -30,12 +30,10 @@ _OPTIONAL = ("channel", "clock")  # world models beyond participation; omitted f
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """SHA-256 over the sources that determine a trace (engine and testbeds)."""
-    root = Path(theorylab.__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for package in _FINGERPRINTED:
-        for path in sorted((root / package).rglob("*.py")):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
+    for name, path in source_files(_FINGERPRINTED):
+        h.update(name.encode())
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 

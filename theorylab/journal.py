@@ -19,28 +19,31 @@ import os
 from pathlib import Path
 
 from theorylab.claims import Result
+from theorylab.siblings import source_files
 
 SOURCES = ("theorylab", "testbeds", "validations", "figures")
 
 
 def fingerprint(top: Path | None = None) -> str:
     """SHA-256 (first 16 hex digits) of every ``.py`` file of :data:`SOURCES` under ``top``, by relative path and
-    content; by default of the packages beside this one, read once per process."""
-    return _installed() if top is None else _digest(Path(top))
+    content; by default of the installed or checked-out packages (:func:`theorylab.siblings.source_files`, the
+    same names in both layouts), read once per process."""
+    if top is None:
+        return _installed()
+    return _digest((f"{package}/{path.relative_to(Path(top) / package).as_posix()}", path)
+                   for package in SOURCES for path in sorted((Path(top) / package).rglob("*.py")))
 
 
 @functools.lru_cache(maxsize=1)
 def _installed() -> str:
-    return _digest(Path(__file__).resolve().parents[1])
+    return _digest(source_files(SOURCES))
 
 
-def _digest(top: Path) -> str:
+def _digest(files) -> str:
     digest = hashlib.sha256()
-    for package in SOURCES:
-        root = top / package
-        for path in sorted(root.rglob("*.py")):
-            digest.update(f"{package}/{path.relative_to(root).as_posix()}\n".encode())
-            digest.update(path.read_bytes())
+    for name, path in files:
+        digest.update(f"{name}\n".encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 

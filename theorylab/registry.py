@@ -32,7 +32,7 @@ from theorylab.validation import annotated_types
 
 KINDS = ("testbed", "participation", "channel", "clock", "topology", "algorithm", "claim", "figure", "paper")
 PACKAGES = ("theorylab.participation", "theorylab.channels", "theorylab.clocks", "theorylab.topology",
-            "theorylab.kernels", "testbeds", "validations", "figures")
+            "theorylab.kernels", "theorylab.testbeds", "theorylab.validations", "theorylab.figures")
 
 
 BUILT_IN = "built-in"

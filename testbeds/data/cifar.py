@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import ImageSet, make_set, require
+from theorylab.testbeds.data.images import ImageSet, make_set, require
 
 FOLDER = "cifar-10-batches-py"
 TRAIN_BATCHES = tuple(f"data_batch_{k}" for k in range(1, 6))

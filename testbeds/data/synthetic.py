@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbeds.data.images import ImageSet, make_set
+from theorylab.testbeds.data.images import ImageSet, make_set
 
 
 def synthetic_images(n: int, rng: np.random.Generator, templates: np.ndarray, noise: float):

@@ -1,7 +1,7 @@
 r"""What the exact engines need to know about a problem: the closed-form models they propagate.
 
 The exact engines never import a testbed; they accept any object that carries these members
-(``testbeds.quadratic.Quadratic`` and ``testbeds.gaussian_mean.GaussianMean`` do), and refuse
+(``theorylab.testbeds.quadratic.Quadratic`` and ``theorylab.testbeds.gaussian_mean.GaussianMean`` do), and refuse
 anything else with an error that names the missing members.
 
 * :class:`QuadraticModel` — :math:`F(x)=\sum_i\alpha_iF_i(x)`, :math:`F_i(x)=\tfrac12(x-u_i)^\top A_i(x-u_i)+c_i`,

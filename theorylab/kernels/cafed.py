@@ -3,7 +3,7 @@ r"""CA-Fed, Correlation-Aware FL (seed 001 Ch. 2, Algorithm 3, eqs. (2.21)–(2.
 Round :math:`t` (all server state is :math:`O(m)` scalars per replica):
 
 1. **Losses** (line 3).  Every active client reports its loss at the server model :math:`x^t`.  On a problem with
-   ``minibatch_losses(x, draw, active)`` (a network, :mod:`testbeds.network`) it is the thesis' estimate on the
+   ``minibatch_losses(x, draw, active)`` (a network, :mod:`theorylab.testbeds.network`) it is the thesis' estimate on the
    minibatch :math:`\mathcal B_i^{(t,0)}` of the client's first local step: the round's draw is taken once and both
    the losses and local SGD read it, so CA-Fed consumes the ``data`` stream exactly as the other algorithms do
    (common random numbers); ``loss_noise`` is refused there.  Otherwise (``problem.client_values``, the quadratic)

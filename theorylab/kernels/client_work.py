@@ -51,7 +51,7 @@ from theorylab.rng import Streams
 
 @runtime_checkable
 class RowProblem(Protocol):
-    """A problem that computes single clients (``testbeds.quadratic.Quadratic``)."""
+    """A problem that computes single clients (``theorylab.testbeds.quadratic.Quadratic``)."""
 
     def sample_rows(self, streams: Streams, steps: int, counts: torch.Tensor,
                     purpose: str = "gradient") -> Sequence[Any]:

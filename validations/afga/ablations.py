@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import afga_ablation
-from figures.afga_ablation import K, TABLE4, cafga_score
-from figures.afga_sweeps import (DEVIATION, DIM, M, N, PAPER_LIKE, SAMPLER, TOPOLOGIES, VARIANTS, average_gradnorm,
+from theorylab.figures import afga_ablation
+from theorylab.figures.afga_ablation import K, TABLE4, cafga_score
+from theorylab.figures.afga_sweeps import (DEVIATION, DIM, M, N, PAPER_LIKE, SAMPLER, TOPOLOGIES, VARIANTS, average_gradnorm,
                                  fedamsgrad, quadratic, setting, theory_steps)
 from theorylab.checks import equal, paired_difference, slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from validations.afga.paths import states
+from theorylab.validations.afga.paths import states
 
 TABLE4_QUOTE = (r"FedAMSGrad Only  | $79.59 \pm 0.76$ | | +Gossip  | $77.39\pm0.01$ … Re-sampling (AFGA) … "
                 r"$80.02\pm2.00$ … Clustered ( <b>CAFGA</b> ) | $82.10 \pm 0.67$")

@@ -7,22 +7,22 @@ r"""Exact identities of AFGA/CAFGA (seed 002 §3 Alg. 1, §5 Alg. 2; digest 002 
 * V6: with :math:`W = J` every gossip step leaves zero consensus error, so :math:`\Delta_r = \bar\Delta_r` whatever
   :math:`\mathcal S_r` is.
 
-The ``afga`` kernel runs on the testbed of :mod:`figures.afga_sweeps`; V3 compares it with the independent numpy
-replay of :mod:`validations.afga.replay`, V4 with the ``fedavg`` kernel and a FedAMSGrad server.
+The ``afga`` kernel runs on the testbed of :mod:`theorylab.figures.afga_sweeps`; V3 compares it with the independent numpy
+replay of :mod:`theorylab.validations.afga.replay`, V4 with the ``fedavg`` kernel and a FedAMSGrad server.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from figures.afga_sweeps import fedamsgrad, quadratic
+from theorylab.figures.afga_sweeps import fedamsgrad, quadratic
 from theorylab.checks import equal
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from validations.afga.paths import states
-from validations.afga.replay import replay
+from theorylab.validations.afga.paths import states
+from theorylab.validations.afga.replay import replay
 
 N, M, STEPS, LR = 10, 3, 4, 0.1
 SERVER = fedamsgrad(0.05, 1e-3)

@@ -1,5 +1,5 @@
 r"""Seed 002's image-side orderings at small scale (seed 002 §6.1-6.2 Tables 1-4, Fig. 2, App. B Fig. 6; digest 002
-§3, §5 CNN-side checks), through the image path (:mod:`testbeds.network`).
+§3, §5 CNN-side checks), through the image path (:mod:`theorylab.testbeds.network`).
 
 * Tables 1-3 (CIFAR-10 and CIFAR-100 with ConvMixer-256-8, Shakespeare with an LSTM; Setting 1: N = 100 at 5%,
   Setting 2: N = 50 at 10%): in all six cells CAFGA > AFGA > FedAMSGrad (the baselines SCAFFOLD, FedProx, FedDyn,
@@ -28,13 +28,13 @@ import dataclasses
 import numpy as np
 import torch
 
-from figures.afga_sweeps import fedamsgrad
-from testbeds.training import final_accuracy
+from theorylab.figures.afga_sweeps import fedamsgrad
+from theorylab.testbeds.training import final_accuracy
 from theorylab.checks import Check, across, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.threads import one_thread
-from validations.afga.ablations import TABLE4_QUOTE
+from theorylab.validations.afga.ablations import TABLE4_QUOTE
 
 
 @dataclasses.dataclass(frozen=True)

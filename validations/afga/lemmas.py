@@ -26,15 +26,15 @@ import itertools
 
 import numpy as np
 
-from figures.afga_sweeps import fedamsgrad, quadratic
+from theorylab.figures.afga_sweeps import fedamsgrad, quadratic
 from theorylab.checks import across, at_most, auxiliary, equal, in_interval
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.threads import one_thread
-from validations.afga.paths import states
-from validations.afga.replay import replay
+from theorylab.validations.afga.paths import states
+from theorylab.validations.afga.replay import replay
 
 N, M, STEPS, LR, DIM = 10, 3, 6, 0.05, 4
 PROBLEM = quadratic(N, DIM, 1.0)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import afga_rate
-from figures.afga_sweeps import DEVIATION, M, N, SAMPLER, TOPOLOGIES, average_gradnorm, setting, theory_steps
+from theorylab.figures import afga_rate
+from theorylab.figures.afga_sweeps import DEVIATION, M, N, SAMPLER, TOPOLOGIES, average_gradnorm, setting, theory_steps
 from theorylab.checks import slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.fitting import loglog_slope

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from figures.afga_topologies import PRINTED, compute, draw
+from theorylab.figures.afga_topologies import PRINTED, compute, draw
 from theorylab.checks import at_most, auxiliary, definitional, equal, printed, trend
 from theorylab.claims import Evidence, claim
 from theorylab.registry import build

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import afga_rho_effect
-from figures.afga_sweeps import (DEVIATION, DIM, M, N, PAPER_LIKE, SAMPLER, TOPOLOGIES, average_gradnorm, quadratic,
+from theorylab.figures import afga_rho_effect
+from theorylab.figures.afga_sweeps import (DEVIATION, DIM, M, N, PAPER_LIKE, SAMPLER, TOPOLOGIES, average_gradnorm, quadratic,
                                  setting)
 from theorylab.checks import auxiliary, equal, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from validations.afga.paths import states
+from theorylab.validations.afga.paths import states
 
 STEPS = afga_rho_effect.STEPS
 RHO = {name: build("topology", spec).rho for name, spec in TOPOLOGIES.items()}

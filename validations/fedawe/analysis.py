@@ -1,14 +1,14 @@
 """The analysis of seed 000 (§5, App. F-G) on a d = 10, m = 10 quadratic: its exact constants, the per-run terms of
 the proofs, and Definition 1's auxiliary recursion (eqs. (6)-(8), (18)-(19)); digest 000 §2.3, §3.2.
 
-The setup here is shared by :mod:`validations.fedawe.lemmas` and :mod:`validations.fedawe.theorem1`.
+The setup here is shared by :mod:`theorylab.validations.fedawe.lemmas` and :mod:`theorylab.validations.fedawe.theorem1`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from testbeds.heterogeneity import a4_beta2_min, a4_zeta2
+from theorylab.testbeds.heterogeneity import a4_beta2_min, a4_zeta2
 from theorylab.bounds.fedawe import Constants, condition11
 from theorylab.bounds.fedawe_terms import fedawe_terms
 from theorylab.checks import equal
@@ -25,7 +25,7 @@ ANALYSIS_PARTICIPATION = {"name": "bernoulli", "p": np.linspace(0.3, 0.9, 10).ro
 ANALYSIS_STEPS, ANALYSIS_L = 5, 1.0  # L = 1 bounds every Hessian's spectrum (drawn in [0.5, 1]); Cor. 3 needs L >= 1
 ANALYSIS_NOTE = ("d = 10, m = 10 quadratic (Hessian spectra in [0.5, 1], rotated per client, u_i ~ N(0, I)), Gaussian "
                  "noise sigma = 0.5, Bernoulli sine availability with base p in [0.3, 0.9], s = 5; "
-                 "beta^2 = 2 beta^2_min and the tight zeta^2(beta^2) of A4 (testbeds.heterogeneity), "
+                 "beta^2 = 2 beta^2_min and the tight zeta^2(beta^2) of A4 (theorylab.testbeds.heterogeneity), "
                  "exact rho = max_t lambda_2(M^(t)).")
 _TERMS_CACHE: dict[str, dict] = {}
 

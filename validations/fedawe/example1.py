@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from figures import fedawe_fig2
+from theorylab.figures import fedawe_fig2
 from theorylab.checks import Check, across, at_least, auxiliary, equal, in_interval, ours, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig

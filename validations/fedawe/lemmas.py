@@ -16,7 +16,7 @@ from theorylab.exact.local_drift import local_drift
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.threads import one_thread
-from validations.fedawe.analysis import (ANALYSIS_L, ANALYSIS_NOTE, ANALYSIS_PROBLEM, analysis_constants,
+from theorylab.validations.fedawe.analysis import (ANALYSIS_L, ANALYSIS_NOTE, ANALYSIS_PROBLEM, analysis_constants,
                                          analysis_terms, lemma6_lr, steps_note)
 
 

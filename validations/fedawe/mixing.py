@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from figures import fedawe_lemma1
+from theorylab.figures import fedawe_lemma1
 from theorylab.checks import at_most, auxiliary, equal, in_interval, printed
 from theorylab.claims import Evidence, claim
 from theorylab.mixing import (consensus_radius, enumerate_mixing, enumerate_mixing_exact, expected_mixing,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import fedawe_rate, fedawe_speedup
+from theorylab.figures import fedawe_rate, fedawe_speedup
 from theorylab.bounds.fedawe import corollary1_t_min
 from theorylab.checks import Check, at_most, no_power, slope_check
 from theorylab.claims import Evidence, claim
@@ -178,7 +178,7 @@ def _cor1_notes() -> list[str]:
     return [f"Quadratic m = {fedawe_rate.M}, d = {fedawe_rate.DIM}, sigma = {fedawe_rate.SIGMA}; 'iid' has identical "
             "clients (zeta = 0), 'hetero' rotated Hessians and spread optima (zeta > 0). Time averages are exact sums "
             "over t < T up to T = 1023 and trapezoid sums on a grid of floor(sqrt T)/16 rounds beyond "
-            "(figures.fedawe_rate.recording_step).",
+            "(theorylab.figures.fedawe_rate.recording_step).",
             "Why inconclusive: Corollary 1 assumes (11), and its steps meet (11) only from T_min ~ 1e7..1e10 rounds on "
             "(theorylab.bounds.fedawe.corollary1_t_min), far beyond any horizon affordable here, quick or full; "
             "outside (11) neither the explicit bound nor the rate is the paper's statement, so every check is "

@@ -7,7 +7,7 @@ FedAWE :math:`\ge` FedAvg over active clients :math:`>` FedAvg over all clients,
 collapses most under sine and interleaved sine (SVHN gaps active - all: 6.3 points stationary, 10.7
 sine, 11.4 interleaved sine).
 
-The algorithms compared are data (:data:`figures.fedawe_cnn_curves.ALGORITHMS`, specs by registry
+The algorithms compared are data (:data:`theorylab.figures.fedawe_cnn_curves.ALGORITHMS`, specs by registry
 name with Table 7's learning rates).  Each ordering is tested on the per-seed paired differences of final test
 accuracy (same partition, availability draws, minibatches and initialisation for every algorithm
 of a seed) by :func:`theorylab.checks.paired_difference`: an ordering, strict or weak (``>=``),
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from figures.fedawe_cnn_curves import ALGORITHMS, Setup, compare, draw_curves
-from testbeds.training import final_accuracy
+from theorylab.figures.fedawe_cnn_curves import ALGORITHMS, Setup, compare, draw_curves
+from theorylab.testbeds.training import final_accuracy
 from theorylab.checks import FAMILY_LEVEL, paired_difference
 from theorylab.claims import Evidence, claim
 

@@ -7,7 +7,7 @@ from theorylab.bounds.fedawe import condition11, corollary1_t_min, rate_terms
 from theorylab.checks import at_most
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from validations.fedawe.analysis import (ANALYSIS_NOTE, ANALYSIS_PROBLEM, analysis_constants, analysis_terms,
+from theorylab.validations.fedawe.analysis import (ANALYSIS_NOTE, ANALYSIS_PROBLEM, analysis_constants, analysis_terms,
                                          condition11_lr, steps_note)
 
 

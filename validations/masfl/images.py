@@ -20,8 +20,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from figures.masfl_curves import mode_b
-from testbeds.training import final_accuracy
+from theorylab.figures.masfl_curves import mode_b
+from theorylab.testbeds.training import final_accuracy
 from theorylab.bounds.masfl import steps_thm41
 from theorylab.checks import paired_difference
 from theorylab.claims import Evidence, claim

@@ -3,7 +3,7 @@ control-variate invariant, the unbiasedness of the server's correction, Lemma B.
 deterministic geometry and the scale invariances.
 
 Everything here is exact: the kernels run on the heterogeneous quadratic under the Mode B clock
-(:mod:`validations.masfl.trajectory`), and every expectation over the sampled set is an enumeration over all
+(:mod:`theorylab.validations.masfl.trajectory`), and every expectation over the sampled set is an enumeration over all
 :math:`\binom NS` sets (:func:`theorylab.exact.poisson_binomial.subsets`).  Frozen buffers come out of the kernel's
 own server step: on :math:`F_i(\theta) = \frac12\|\theta-b_i\|^2` with one noiseless local step from
 :math:`\theta = 0`, client :math:`i` uploads :math:`\tilde c_i = -b_i`, and with :math:`\beta = 1` the new momentum is
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from figures.masfl_curves import async_quadratic
+from theorylab.figures.masfl_curves import async_quadratic
 from theorylab.checks import at_most, auxiliary, equal, max_standardised_gap, ours
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
@@ -25,7 +25,7 @@ from theorylab.kernels.masfl import corrected_local_steps, masfl
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.threads import one_thread
-from validations.masfl.trajectory import rounds
+from theorylab.validations.masfl.trajectory import rounds
 
 SOURCE = "seed 004 Alg. 1-4, Lemma B.1, Lemma D.1; digest 004 §2.1-2.6, §3.4, §5.2"
 ROUND_OFF = 1e-12

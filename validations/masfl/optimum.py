@@ -2,7 +2,7 @@ r"""Seed 004 §3 (Theorem 3.1 needs no bounded heterogeneity) on a closed-form t
 optimum under heterogeneity and asynchrony, local-SGD baselines do not (digest 004 §3.6, §5.2 checks 6 and 10).
 
 Testbed: the heterogeneous quadratic :math:`f_i(\theta) = \frac12(\theta-b_i)^\top A_i(\theta-b_i)` with rotated
-:math:`A_i` (:mod:`validations.masfl.trajectory`), whose optimum :math:`\theta^\star = \bar A^{-1}\frac1N\sum_iA_ib_i`
+:math:`A_i` (:mod:`theorylab.validations.masfl.trajectory`), whose optimum :math:`\theta^\star = \bar A^{-1}\frac1N\sum_iA_ib_i`
 is exact.  With :math:`\sigma = 0` MasFL's fixed point is :math:`\theta^\star` itself: there every :math:`c_i` equals
 :math:`\nabla f_i(\theta^\star)`, :math:`c = g = 0`, and each client's corrected direction
 :math:`\beta(\nabla f_i(\theta) - c_i) + u` vanishes.  FedBuff's :math:`K>1` local SGD steps drift toward the
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.masfl_curves import async_quadratic, mode_b
+from theorylab.figures.masfl_curves import async_quadratic, mode_b
 from theorylab.checks import at_least, at_most, auxiliary, equal, ours, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig

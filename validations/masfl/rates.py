@@ -18,8 +18,8 @@ threshold on, spaced by 4 (:math:`2^{15}, 2^{17}, 2^{19}` for both claims), whic
 of a decisive test (:func:`theorylab.regime.out_of_reach`).
 
 Testbed: the heterogeneous quadratic with Gaussian noise of exact variance :math:`\sigma^2`
-(:mod:`validations.masfl.trajectory`), exact :math:`L`, :math:`\Delta` and :math:`\nabla f`.  The time average
-:math:`\frac1T\sum_{t<T}` is the trapezoid sum with its end correction (:func:`figures.fedawe_rate.time_average`) on
+(:mod:`theorylab.validations.masfl.trajectory`), exact :math:`L`, :math:`\Delta` and :math:`\nabla f`.  The time average
+:math:`\frac1T\sum_{t<T}` is the trapezoid sum with its end correction (:func:`theorylab.figures.fedawe_rate.time_average`) on
 a grid of :math:`\lfloor\sqrt T\rfloor/16` rounds (every round up to :math:`T=1023`), fine enough for the transient,
 which lasts :math:`\sim\sqrt T` rounds.  (A mean over 64 evenly spaced rounds weights round 0 by 1/64 instead of
 :math:`1/T`: at :math:`T\ge2^{15}` that alone floors the estimate near :math:`\|\nabla f(\theta^0)\|^2/64` and
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.fedawe_rate import recording_step, time_average
-from figures.masfl_curves import async_quadratic
+from theorylab.figures.fedawe_rate import recording_step, time_average
+from theorylab.figures.masfl_curves import async_quadratic
 from theorylab.bounds.masfl import appc_bound, steps_thm31, steps_thm41
 from theorylab.checks import at_most, ours, slope_check
 from theorylab.claims import Evidence, claim
@@ -48,7 +48,7 @@ CROSSING_SHARE = 0.1  # thm41: our reading of 'sufficiently large T' (module doc
 
 
 def synchronous_fields() -> dict:
-    """The quadratic of :func:`figures.masfl_curves.async_quadratic` with S of N clients sampled uniformly per step."""
+    """The quadratic of :func:`theorylab.figures.masfl_curves.async_quadratic` with S of N clients sampled uniformly per step."""
     fields = async_quadratic(N, S, S, sigma=SIGMA)
     fields.pop("clock")
     return {**fields, "participation": {"name": "uniform_k", "n_clients": N, "k": S}}

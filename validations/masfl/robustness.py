@@ -11,7 +11,7 @@ run (the end of Fig. 2's curves; the whole-run average would count the transient
 looks robust); the degradation of a method is the change of its :math:`\log_{10}` final gap from :math:`M_c = 2S` to
 :math:`5S`, per paired run, and the paper's contrast is that AdaMasFL's is the smallest.
 
-The learning-rate sweep is :mod:`figures.masfl_fig3`'s (a multiplier :math:`m` one decade apart on every step size
+The learning-rate sweep is :mod:`theorylab.figures.masfl_fig3`'s (a multiplier :math:`m` one decade apart on every step size
 of each method).  A multiplier is *good* for a run when the final optimality gap is at most a tenth of the initial one;
 the *plateau* of a run is the longest interval of :math:`\log_{10}m` on which the gap, interpolated linearly in
 log-log between grid points, stays good, in decades (continuous, so that paired differences have power).  The
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.masfl_curves import async_quadratic
-from figures.masfl_fig3 import BASE, MULTIPLIERS, compute, draw
+from theorylab.figures.masfl_curves import async_quadratic
+from theorylab.figures.masfl_fig3 import BASE, MULTIPLIERS, compute, draw
 from theorylab.bounds.masfl import steps_thm31, steps_thm41
 from theorylab.checks import across, equal, ours, paired_difference
 from theorylab.claims import Evidence, claim

@@ -8,7 +8,7 @@ exponent :math:`-1/2` in :math:`SK`.  Two axes are run, :math:`K\in\{1,4,16\}` a
 :math:`S\in\{1,2,4\}` at :math:`K=1` (N = 10 clients, synchronous uniform sampling, as in :mod:`.rates`).
 
 The exponent is App. C's only where its :math:`1/\sqrt{SKT}` term dominates its :math:`200e^2S\sigma^2/T` term,
-:math:`T\ge T_\star(S,K)` (:func:`validations.masfl.rates.leading_from`), which grows like :math:`S^3K`: an axis is
+:math:`T\ge T_\star(S,K)` (:func:`theorylab.validations.masfl.rates.leading_from`), which grows like :math:`S^3K`: an axis is
 decided at one horizon, the first power of two at or above :math:`T_\star` of its largest point
 (:func:`theorylab.regime.regime_horizons` with ``count=1``), when the mode affords it (:data:`LIMIT`); otherwise the
 axis is run at :data:`PILOT` rounds and reported out of reach (:func:`theorylab.regime.out_of_reach`).  App. C's
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.fedawe_rate import recording_step, time_average
-from figures.masfl_curves import async_quadratic
+from theorylab.figures.fedawe_rate import recording_step, time_average
+from theorylab.figures.masfl_curves import async_quadratic
 from theorylab.bounds.masfl import appc_bound, steps_thm31
 from theorylab.checks import at_most, ours, slope_check
 from theorylab.claims import Evidence, claim
@@ -34,7 +34,7 @@ from theorylab.fitting import loglog_slope
 from theorylab.regime import horizons_in_regime, out_of_reach, seconds_per_round
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from validations.masfl.rates import leading_from
+from theorylab.validations.masfl.rates import leading_from
 
 N, SIGMA = 10, 0.5
 AXES = {"K at S = 1": ((1, 1), (1, 4), (1, 16)), "S at K = 1": ((1, 1), (2, 1), (4, 1))}  # (S, K) per axis
@@ -44,7 +44,7 @@ OWN_SLACK = 0.01  # App. C's own exponent in SK must be within this of -1/2 for 
 
 
 def sampled_fields(s: int) -> dict:
-    """The quadratic of :func:`figures.masfl_curves.async_quadratic` (sigma = :data:`SIGMA`) with ``s`` of
+    """The quadratic of :func:`theorylab.figures.masfl_curves.async_quadratic` (sigma = :data:`SIGMA`) with ``s`` of
     :data:`N` clients sampled uniformly per server step, no clock (tau_max = 0)."""
     fields = async_quadratic(N, s, s, sigma=SIGMA)
     fields.pop("clock")

@@ -15,7 +15,7 @@ deterministic ages of the buffered updates.
 **Readings of the quoted mean.**  The paper does not say when idle clients restart, nor whether a duration is drawn
 per job or per client, nor whether its :math:`\bar\tau` averages over the applied updates or over all :math:`N`
 clients (digest 004 §1.3–1.4); App. B calls :math:`\mathcal S_t` a "multiset", which read as the refill's draws
-gives a with-replacement refill (:class:`figures.masfl_staleness.MultisetRefill`).  ``masfl.delay_mean`` decides
+gives a with-replacement refill (:class:`theorylab.figures.masfl_staleness.MultisetRefill`).  ``masfl.delay_mean`` decides
 the quoted 0.9184 under each of them (:func:`theorylab.checks.across`): by Little's law it needs
 :math:`(1+0.9184)S = 19.18` jobs in flight on average.
 """
@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from figures.masfl_staleness import BUFFER, CONCURRENCY, N, POOLS, REPLICAS, STEPS, MultisetRefill, draw, \
+from theorylab.figures.masfl_staleness import BUFFER, CONCURRENCY, N, POOLS, REPLICAS, STEPS, MultisetRefill, draw, \
     fedbuff_clock, replay, summary, sweep
 from theorylab.checks import auxiliary, across, equal, in_interval, max_standardised_gap, printed, trend
 from theorylab.claims import Evidence, claim
@@ -62,7 +62,7 @@ WHERE_20 = "App. E.1, Asynchronous Setting"
 def readings_20(seed: int, replicas: int, steps: int) -> dict[str, dict]:
     r""":func:`summary` at :math:`M_c = 20` under every simulated reading of the refill and delay law (digest 004
     §1.4: R1 / R2, one duration per job / per client; App. B's "multiset" as a with-replacement refill, among the
-    idle clients or among all).  R2 per job is :func:`figures.masfl_staleness.sweep`'s (cached, read-only)."""
+    idle clients or among all).  R2 per job is :func:`theorylab.figures.masfl_staleness.sweep`'s (cached, read-only)."""
     per_client = fedbuff_clock(20, delay={"law": "uniform", "t_max": 20.0, "per": "client"})
     schedules = {"R1 (refill at every arrival)": replay(fedbuff_clock(20, "R1"), replicas, seed, steps),
                  "R2, one duration per client": replay(per_client, replicas, seed, steps),

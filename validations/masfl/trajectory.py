@@ -1,5 +1,5 @@
 r"""Shared set-up of the MasFL claims (seed 004; digest 004 §1.4, §3.6): the asynchronous heterogeneous quadratic
-(defined beside the figure that draws it, :mod:`figures.masfl_curves`) and a round-by-round driver exposing the
+(defined beside the figure that draws it, :mod:`theorylab.figures.masfl_curves`) and a round-by-round driver exposing the
 kernel's whole state.
 
 The runner records metrics of the evaluated points only; the invariant and geometry claims need every round's state

@@ -1,10 +1,10 @@
 """Claims of seed 003 — Performative Federated Learning (Jin et al., preprint 2023), digested in
 shared/spec/003_performative_fl.md (checks V1–V18 of its §8; V19, the CNN task, is not in this paper).
 
-Ground truth: the Gaussian-mean testbed's closed forms (:mod:`testbeds.gaussian_mean`), the exact P-FedAvg
+Ground truth: the Gaussian-mean testbed's closed forms (:mod:`theorylab.testbeds.gaussian_mean`), the exact P-FedAvg
 moment engine (:mod:`theorylab.exact.pfedavg_moments`), the theorem calculator
 (:mod:`theorylab.performative.theorems`) and, on credit scoring, certified RRM and multi-start PO
-(:mod:`testbeds.credit`).  Monte Carlo runs go through the runner (cached, ``ctx.run``).
+(:mod:`theorylab.testbeds.credit`).  Monte Carlo runs go through the runner (cached, ``ctx.run``).
 
 Modules: closed_forms (PS and PO, §4.1), existence (Props 2.8-2.9, the proof of 2.8, Example 2.7), moments (Lemmas
 C.1-C.2, exact moments, Lemma B.2), theorems (Theorems 3.1-3.3 and their scope), schemes (the experiment statements of

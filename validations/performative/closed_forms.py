@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import performative_ps_po
-from testbeds.gaussian_mean import gaussian_mean_paper
+from theorylab.figures import performative_ps_po
+from theorylab.testbeds.gaussian_mean import gaussian_mean_paper
 from theorylab.checks import definitional, equal, printed
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import R_DEFAULTS
 from theorylab.performative.solvers import multistart_minimise, repeated_risk_minimisation
-from validations.performative.common import GENERATOR_SETTINGS, SEED
+from theorylab.validations.performative.common import GENERATOR_SETTINGS, SEED
 
 
 @claim("performative.ps_closed_form", f"{SEED} §4.1 (L300), eq. (2); digest 003 §4.1.3, §8 V1",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.credit_data import credit_source
+from theorylab.testbeds.credit_data import credit_source
 from theorylab.fitting import loglog_slope
 from theorylab.performative.experiments import PAPER_LR, algorithm_spec, expected_dist2, gaussian_spec
 
@@ -37,7 +37,7 @@ def decade_slope(weights: str, scheme: str, k, window: np.ndarray = LAST_DECADE,
 
 def credit_problem(ctx):
     """The credit-scoring testbed of the budget's data source (synthetic in quick mode), and that source."""
-    from testbeds.credit import credit
+    from theorylab.testbeds.credit import credit
 
     source = credit_source(ctx.quick)
     return credit(source=source), source

@@ -1,19 +1,19 @@
 """Seed 003 §4.2 and App. E.2 (Figs 5, 8-10): P-FedAvg on credit scoring converges to theta_PS under every scheme,
 and faster with a larger mini-batch (digest 003 §4.2, §8 V15, V18).  The released code's eps = 0 bug is in
-:mod:`validations.performative.released_code`.
+:mod:`theorylab.validations.performative.released_code`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from figures import performative_batch, performative_fig5
-from testbeds.credit_data import credit_deviations, credit_source
+from theorylab.figures import performative_batch, performative_fig5
+from theorylab.testbeds.credit_data import credit_deviations, credit_source
 from theorylab.checks import equal, ours, paired_difference, slope_check
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import CREDIT_SCHEMES
 from theorylab.threads import one_thread
-from validations.performative.common import SEED, credit_problem
+from theorylab.validations.performative.common import SEED, credit_problem
 
 
 @claim("performative.credit_convergence", f"{SEED} §4.2, Fig. 5 (L320-330); digest 003 §4.2, §8 V15",
@@ -68,8 +68,8 @@ def credit_convergence(ctx) -> Evidence:
 def _real_erm_ps_gap(source: str) -> str:
     """|theta_ERM - theta_PS| on GiveMeSomeCredit, computed when the data are installed (PS by Newton on the PS
     equation, which is cheap; the certified RRM runs only in the full budget)."""
-    from testbeds.credit import credit
-    from testbeds.credit_data import available
+    from theorylab.testbeds.credit import credit
+    from theorylab.testbeds.credit_data import available
 
     if source == "real":
         return ""

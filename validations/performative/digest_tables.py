@@ -11,7 +11,7 @@ import numpy as np
 from theorylab.checks import at_most, ours, printed
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import R_DEFAULTS
-from validations.performative.common import decade_slope, dist2, log_window
+from theorylab.validations.performative.common import decade_slope, dist2, log_window
 
 WIDE_WINDOW = (1e4, 5e5)  # another reading of 'last decade', tried for every Table A slope the stated window misses
 

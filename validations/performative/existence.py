@@ -9,8 +9,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from testbeds.credit_data import credit_deviations
-from testbeds.gaussian_mean import GaussianMean, gaussian_mean, gaussian_mean_paper
+from theorylab.testbeds.credit_data import credit_deviations
+from theorylab.testbeds.gaussian_mean import GaussianMean, gaussian_mean, gaussian_mean_paper
 from theorylab.checks import at_most, auxiliary, definitional, equal, ours, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
@@ -18,7 +18,7 @@ from theorylab.kernels.pfedavg import full_participation
 from theorylab.performative.experiments import R_DEFAULTS, algorithm_spec
 from theorylab.performative.solvers import repeated_risk_minimisation
 from theorylab.threads import one_thread
-from validations.performative.common import GENERATOR_SETTINGS, SEED, credit_problem
+from theorylab.validations.performative.common import GENERATOR_SETTINGS, SEED, credit_problem
 
 
 # ----- Prop. 2.8 and its caveats ---------------------------------------------------------------------------------

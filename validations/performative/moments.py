@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from testbeds.gaussian_mean import gaussian_mean_paper
+from theorylab.testbeds.gaussian_mean import gaussian_mean_paper
 from theorylab.checks import at_most, auxiliary, definitional, equal, in_interval, ours
 from theorylab.claims import Evidence, claim
 from theorylab.fitting import loglog_slope
@@ -17,7 +17,7 @@ from theorylab.performative.schemes import sample_weights, sampling_variance
 from theorylab.performative.theorems import for_gaussian
 from theorylab.rng import Streams
 from theorylab.threads import one_thread
-from validations.performative.common import SEED
+from theorylab.validations.performative.common import SEED
 
 
 @claim("performative.sampling_variance", f"{SEED} Lemmas C.1-C.2 (App. C); digest 003 §3.2, §8 V6",

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import performative_batch, performative_fig5
-from testbeds.credit_data import credit_deviations
-from testbeds.gaussian_mean import gaussian_mean_paper
+from theorylab.figures import performative_batch, performative_fig5
+from theorylab.testbeds.credit_data import credit_deviations
+from theorylab.testbeds.gaussian_mean import gaussian_mean_paper
 from theorylab.checks import auxiliary, equal, paired_difference, printed
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import THETA_PS, algorithm_spec, exact, gaussian_spec
 from theorylab.threads import one_thread
-from validations.performative.common import credit_problem
+from theorylab.validations.performative.common import credit_problem
 
 
 @claim("performative.released_full_path", "authors' code [R] 'full_' path; digest 003 §4.1.2, §6, §8 V17",

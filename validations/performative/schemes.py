@@ -1,8 +1,8 @@
 """Seed 003 §3.3 and §4.1 (Figs 1, 4, 6, 7, App. E.1): the paper's experiment statements on the Gaussian-mean
 testbed — the ordering of the sampling schemes, heterogeneity, a constant step — and the digest's own findings on
 Scheme II with unequal p and on a start at theta_PS, read in exact expectation (digest 003 §2, §4.1, §6, §8 V11-V14,
-V18).  The effect of E and K is in :mod:`validations.performative.sweeps`, the released code in
-:mod:`validations.performative.released_code`.
+V18).  The effect of E and K is in :mod:`theorylab.validations.performative.sweeps`, the released code in
+:mod:`theorylab.validations.performative.released_code`.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import math
 
 import numpy as np
 
-from figures import performative_fig1, performative_fig4
-from testbeds.gaussian_mean import gaussian_mean_paper
+from theorylab.figures import performative_fig1, performative_fig4
+from theorylab.testbeds.gaussian_mean import gaussian_mean_paper
 from theorylab.checks import Check, across, at_least, at_most, auxiliary, definitional, equal, ours, printed, trend
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import (R_DEFAULTS, THETA_PS, algorithm_spec, default_weights, gaussian_spec,
                                                 run_config)
 from theorylab.performative.theorems import for_gaussian
 from theorylab.threads import one_thread
-from validations.performative.common import SEED, dist2
+from theorylab.validations.performative.common import SEED, dist2
 
 SCHEMES = ("full", "I", "II")
 

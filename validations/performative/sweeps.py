@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures import performative_fig2, performative_fig3
+from theorylab.figures import performative_fig2, performative_fig3
 from theorylab.checks import Check, across, trend
 from theorylab.claims import Evidence, claim
 from theorylab.performative.experiments import R_DEFAULTS, default_weights
 from theorylab.threads import one_thread
-from validations.performative.common import SEED, decade_slope, dist2
+from theorylab.validations.performative.common import SEED, decade_slope, dist2
 
 E_VALUES = (1, 5, 10, 20, 50)  # the authors' list [R]
 ITERATIONS = (10_000, 100_000)  # horizons in local iterations

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from testbeds.gaussian_mean import gaussian_mean_paper
+from theorylab.testbeds.gaussian_mean import gaussian_mean_paper
 from theorylab.checks import across, at_most, auxiliary, max_standardised_gap, ours, printed, slope_check, trend
 from theorylab.claims import Evidence, claim
 from theorylab.fitting import loglog_slope
@@ -18,7 +18,7 @@ from theorylab.performative.experiments import (PAPER_LR, R_DEFAULTS, algorithm_
                                                 gaussian_spec, run_config)
 from theorylab.performative.theorems import BY_CONSTRUCTION, for_gaussian
 from theorylab.threads import one_thread
-from validations.performative.common import SEED, decade_slope
+from theorylab.validations.performative.common import SEED, decade_slope
 
 THEOREM_SETTINGS = {"3.1": ("full", "random"), "3.2": ("I", "random"), "3.3": ("II", "uniform")}
 DIGEST_CONSTANTS = {"3.1": {"eps_max": "1.454", "varsigma2": "3820", "mu_tilde": "0.05", "c1": "60.23", "c2": "24.09",

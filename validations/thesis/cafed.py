@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from testbeds.heterogeneity import total_variation
-from testbeds.quadratic import random_quadratic
+from theorylab.testbeds.heterogeneity import total_variation
+from theorylab.testbeds.quadratic import random_quadratic
 from theorylab.checks import definitional, equal, paired_difference, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig
@@ -113,7 +113,7 @@ def proxy(ctx) -> Evidence:
               low > 0, "> 0", 0.0, basis="closed_form",
               note=f"the over-estimate ranges over [{low:.3g}, {max(offsets):.3g}]"),
         definitional("max |bias term of (2.25) at scale 1, Gamma' = 1 - d_TV(alpha, p)^2|", tv_gap, 0.0, 1e-12,
-                     note="the kernel's d_TV against testbeds.heterogeneity.total_variation"),
+                     note="the kernel's d_TV against theorylab.testbeds.heterogeneity.total_variation"),
     ], notes=["The thesis writes that F_B(w) - F_B* 'can be estimated' by (2.23) (§2.4.2); the estimate replaces F_B* "
               "by sum_i p_i F_i*, which is smaller, so it carries the q-dependent heterogeneity term F_B* - sum_i "
               "p_i F_i* >= 0, which vanishes only when every client's minimiser is w_B*."])

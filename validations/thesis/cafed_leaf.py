@@ -1,15 +1,15 @@
 """Thesis ch. 2, CA-Fed on Synthetic LEAF (seed 001 §2.4.3, §2.5.2 Figs. 2.1a and 2.2, L870-883; digest 001 §5.1-5.2,
 §8 V12, V14, V27): the kappa_bar^2 trade-off, kappa_bar^2 = 1e-2 against More available, and Fig. 2.1a's ordering.
 
-The runs are those of the figure recipes :mod:`figures.thesis_fig2_1` and :mod:`figures.thesis_fig2_2` (their
+The runs are those of the figure recipes :mod:`theorylab.figures.thesis_fig2_1` and :mod:`theorylab.figures.thesis_fig2_2` (their
 docstrings give the setting: Synthetic LEAF(0.5, 0.5) with the ridge multinomial logistic model of
-:mod:`testbeds.synthetic_leaf`, the thesis' four availability classes, oracle (pi, lambda)).  Accuracies are the
+:mod:`theorylab.testbeds.synthetic_leaf`, the thesis' four availability classes, oracle (pi, lambda)).  Accuracies are the
 alpha-weighted average test accuracy over clients, in percentage points (pp); every comparison is paired over
 replicas, which share the dataset and differ in availability and minibatches (common random numbers across methods).
 
 The thesis leaves open how CA-Fed estimates the clients' minima F_i* (digest §2.6 [?]: the running minimum of Alg. 3
 line 4, or the oracle minimum of the author's code), and it decides which clients CA-Fed keeps.  Every comparison
-that involves CA-Fed is therefore decided under both modes of :data:`figures.thesis_fig2_1.CAFED_MODES`
+that involves CA-Fed is therefore decided under both modes of :data:`theorylab.figures.thesis_fig2_1.CAFED_MODES`
 (:func:`theorylab.checks.across` with ``what="choice"``): "not reproduced" only when both fail.
 """
 
@@ -19,11 +19,11 @@ import dataclasses
 
 import numpy as np
 
-from figures import thesis_fig2_1, thesis_fig2_2
+from theorylab.figures import thesis_fig2_1, thesis_fig2_2
 from theorylab.checks import across, at_most, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from validations.thesis.cafed import drive
+from theorylab.validations.thesis.cafed import drive
 
 LR_GRID = (0.02, 0.05, 0.1)  # local steps around the common 0.05 for the per-method tuning (eta_c = 2 diverges here)
 SMALLEST_EFFECT = 2.8  # pp: the smallest accuracy difference the thesis reports as an effect in Fig. 2.2a (L882)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.quadratic import random_quadratic
+from theorylab.testbeds.quadratic import random_quadratic
 from theorylab.checks import at_most, auxiliary, equal, in_interval, ours, paired_difference, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig

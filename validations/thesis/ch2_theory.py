@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from testbeds.heterogeneity import chi2, gamma_ch1, sigma_g2_at_optimum
-from testbeds.quadratic import random_quadratic
+from theorylab.testbeds.heterogeneity import chi2, gamma_ch1, sigma_g2_at_optimum
+from theorylab.testbeds.quadratic import random_quadratic
 from theorylab.bounds import thesis_ch2 as ch2
 from theorylab.checks import across, at_least, at_most, auxiliary, equal, trend
 from theorylab.claims import Evidence, claim

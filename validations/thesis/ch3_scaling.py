@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from testbeds.quadratic import quadratic
+from theorylab.testbeds.quadratic import quadratic
 from theorylab.bounds import thesis_ch3 as ch3
 from theorylab.bounds import thesis_lower_bound as lb
 from theorylab.checks import across, at_least, at_most, auxiliary, equal, in_interval, ours, trend

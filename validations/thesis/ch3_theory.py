@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.nesterov_chain import chain_matrix
-from testbeds.quadratic import quadratic
+from theorylab.testbeds.nesterov_chain import chain_matrix
+from theorylab.testbeds.quadratic import quadratic
 from theorylab.bounds import thesis_ch3 as ch3
 from theorylab.bounds import thesis_lower_bound as lb
 from theorylab.checks import at_least, at_most, auxiliary, equal, in_interval, ours, trend

@@ -2,13 +2,13 @@ r"""Thesis ch. 4 image experiment at small scale (seed 001 §4.4 Fig. 4.2; diges
 
 The thesis reports, on label-skewed MNIST with :math:`q = 0.1 / 0.9`: UPGA-PL beats the best baseline by about 6
 points of test accuracy and nearly matches lossless FedAvg after about 150 rounds; DMA-PL's training loss plateaus
-near 0.3; UDMA-PL oscillates around 50-70%.  The runs are Fig. 4.2's (:mod:`figures.thesis_fig4_2`); the
+near 0.3; UDMA-PL oscillates around 50-70%.  The runs are Fig. 4.2's (:mod:`theorylab.figures.thesis_fig4_2`); the
 orderings are tested as paired per-run differences of final test accuracy (every method of a run shares the
 channel draws, minibatches and initial model), with :func:`theorylab.checks.paired_difference`.
 
 Which clients form the lossy group is a free choice the thesis leaves open (its two groups are unnamed, digest §2.7):
-each ordering is decided under both choices of :mod:`figures.thesis_fig4_2` (:data:`~figures.thesis_fig4_2.LOSSY`,
-which hides four labels behind lossy links, and :data:`~figures.thesis_fig4_2.SPREAD`, which leaves every label a
+each ordering is decided under both choices of :mod:`theorylab.figures.thesis_fig4_2` (:data:`~theorylab.figures.thesis_fig4_2.LOSSY`,
+which hides four labels behind lossy links, and :data:`~theorylab.figures.thesis_fig4_2.SPREAD`, which leaves every label a
 reliable copy), with :func:`theorylab.checks.across`.  The printed gains come from figures whose :math:`T`,
 :math:`K`, batch and step are unstated, so they are reported beside ours, not tested.  Fig. 4.1's Synthetic-LEAF
 counterpart is rendered by ``theorylab figure thesis-fig4-1``.
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig4_2 import LOSSY, SPREAD, compute, final
+from theorylab.figures.thesis_fig4_2 import LOSSY, SPREAD, compute, final
 from theorylab.checks import across, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from validations.thesis.ch4_setting import SOURCE
+from theorylab.validations.thesis.ch4_setting import SOURCE
 
 CHOICES = {f"clients {', '.join(map(str, c))} lossy": c for c in (LOSSY, SPREAD)}
 

@@ -2,10 +2,10 @@ r"""Thesis ch. 5 §5.4.3 (seed 001, Tables 5.3-5.4, Fig. D.1) and §5.3 assumpti
 highly biased partition, and an audit of where Theorem 5.3.1's assumptions fail (digest 001_thesis_ch4-6 §3.3,
 §3.6, §6 C9, C11).
 
-C9 runs on the nested linear testbed (the Fig. D.1 analogue of :mod:`figures.thesis_fig_d1`), a labelled
+C9 runs on the nested linear testbed (the Fig. D.1 analogue of :mod:`theorylab.figures.thesis_fig_d1`), a labelled
 substitution for ResNet-18 on CIFAR: the thesis' accuracies become :math:`\epsilon_{\rm true}` (lower is better).
 The assumptions are audited inside the theorem's own domain (a convex compact :math:`\mathcal W`) on the trained
-early-exit MLP of :mod:`validations.thesis.ch5_images`: relabelling a block's hidden units leaves every exit loss
+early-exit MLP of :mod:`theorylab.validations.thesis.ch5_images`: relabelling a block's hidden units leaves every exit loss
 unchanged, so a convex :math:`\mathcal W` holding a model and its relabelled copy holds their midpoint, where
 convexity (A18 with :math:`\mu = 0`) can be tested exactly.
 """
@@ -17,17 +17,17 @@ import math
 import numpy as np
 import torch
 
-from figures.thesis_ch5_runs import TOTAL
-from figures.thesis_fig_d1 import compute, draw
-from testbeds.early_exit import PARTITIONS, layer_sizes
-from testbeds.early_exit_net import exit_logits, unflatten
+from theorylab.figures.thesis_ch5_runs import TOTAL
+from theorylab.figures.thesis_fig_d1 import compute, draw
+from theorylab.testbeds.early_exit import PARTITIONS, layer_sizes
+from theorylab.testbeds.early_exit_net import exit_logits, unflatten
 from theorylab.cis.aggregation import SAMPLING_READINGS, aggregation_weights, sampling_factor
 from theorylab.cis.rates import SEVEN_NODE, split_rates
 from theorylab.cis.sampling import preset
 from theorylab.checks import across, at_most, auxiliary, equal, paired_difference, printed, trend
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from validations.thesis.ch5_images import HIDDEN, image_runs
+from theorylab.validations.thesis.ch5_images import HIDDEN, image_runs
 
 SOURCE = "seed 001 Ch. 5 §5.4.3 Tables 5.3-5.4, App. D Fig. D.1; digest 001 ch4-6 §3.6, §6 C9"
 GRID = (0.05, 0.1, 0.2, 0.3)  # p > 0, where (D.50)'s sampling term lives

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.early_exit import THESIS_LIKE, exit_quadratics, layer_sizes, sample_moments
+from theorylab.testbeds.early_exit import THESIS_LIKE, exit_quadratics, layer_sizes, sample_moments
 from theorylab.bounds.thesis_ch5 import theorem_lr
 from theorylab.checks import at_most, auxiliary, equal, in_interval, trend
 from theorylab.cis.aggregation import aggregate, aggregation_weights, expected_update, node_variance, \

@@ -2,7 +2,7 @@ r"""Thesis ch. 5 §5.4.2 (seed 001, Table 5.1 and its text) on the image path at
 assumption :math:`\hat{\mathcal D}_e=\mathcal D` under confidence routing (digest 001_thesis_ch4-6 §3.3, §3.6,
 §6 C10, C11).
 
-Labelled substitution for ResNet-18 on CIFAR10/100: the early-exit MLP of :mod:`testbeds.early_exit_net` (three
+Labelled substitution for ResNet-18 on CIFAR10/100: the early-exit MLP of :mod:`theorylab.testbeds.early_exit_net` (three
 blocks of width 32, one linear exit head each) on scikit-learn's digits in quick mode and Fashion-MNIST in full
 mode, 7 nodes (4/2/1) with the equal data partition, p = 0, the thesis' optimiser (momentum 0.9, weight decay
 5e-4, cosine steps from 0.1; batch 32 instead of 128), :math:`K=5`, :math:`T=15` (quick) or 100 (full, as the thesis).
@@ -19,9 +19,9 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from testbeds.data import load
-from testbeds.early_exit import layer_sizes
-from testbeds.early_exit_net import exit_predictions, layout, train_fedcis
+from theorylab.testbeds.data import load
+from theorylab.testbeds.early_exit import layer_sizes
+from theorylab.testbeds.early_exit_net import exit_predictions, layout, train_fedcis
 from theorylab.checks import across, in_interval, paired_difference, printed
 from theorylab.cis.aggregation import aggregation_weights
 from theorylab.cis.rates import SEVEN_NODE, split_topology_rates

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.early_exit import THESIS_LIKE, at_every_node, population
+from theorylab.testbeds.early_exit import THESIS_LIKE, at_every_node, population
 from theorylab.checks import equal
 from theorylab.cis.aggregation import aggregation_weights
 from theorylab.cis.rates import SEVEN_NODE, SEVENTEEN_NODE, THESIS_SPLITS, mu_for_split, rates, \

@@ -2,18 +2,18 @@ r"""Thesis ch. 5 Theorem 5.3.1's three error terms (seed 001, (5.7); App. D (D.1
 rules): the bias term, the generalisation term, and variance-driven reweighting (digest 001_thesis_ch4-6 §3.3, §3.4,
 §6 C5, C6, C7).
 
-All on the nested linear early-exit testbed (:mod:`testbeds.early_exit`) with the 7-node topology (4/2/1), where
+All on the nested linear early-exit testbed (:mod:`theorylab.testbeds.early_exit`) with the 7-node topology (4/2/1), where
 every quantity is an exact quadratic: :math:`\epsilon_{\rm bias}=\sup_{\mathcal W}|F_{\mathcal D,\tilde\Lambda}-
 F_{\mathcal D,\Lambda}|` and :math:`\sup_{\mathcal W}|F_{D,\tilde\Lambda}-F_{\mathcal D,\tilde\Lambda}|` are
-trust-region problems on the ball :math:`\mathcal W=\{\|w\|\le3\}` (:func:`testbeds.early_exit.ball_sup_abs`), and
-:math:`M` bounds the loss over :math:`\mathcal W\times` support (A15; :func:`testbeds.early_exit.loss_bound`).
+trust-region problems on the ball :math:`\mathcal W=\{\|w\|\le3\}` (:func:`theorylab.testbeds.early_exit.ball_sup_abs`), and
+:math:`M` bounds the loss over :math:`\mathcal W\times` support (A15; :func:`theorylab.testbeds.early_exit.loss_bound`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from testbeds.early_exit import THESIS_LIKE, ExitQuadratic, at_every_node, ball_sup_abs, combine, exit_quadratics, \
+from theorylab.testbeds.early_exit import THESIS_LIKE, ExitQuadratic, at_every_node, ball_sup_abs, combine, exit_quadratics, \
     layer_sizes, loss_bound, minimiser, optimum_gap, population, sample_moments
 from theorylab.bounds.thesis_ch5 import bias_bound, gen_bound, tv_distance
 from theorylab.checks import at_most, definitional, ours, paired_difference, slope_check, trend

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from testbeds.early_exit import THESIS_LIKE, ExitQuadratic, combine, exit_quadratics, layer_sizes, minimiser, \
+from theorylab.testbeds.early_exit import THESIS_LIKE, ExitQuadratic, combine, exit_quadratics, layer_sizes, minimiser, \
     optimum_gap, population, sample_moments, smoothness
 from theorylab.bounds.thesis_ch5 import READINGS, d49_bound, gamma_offset, opt_constant, theorem_lr
 from theorylab.checks import across, at_most, in_interval, paired_difference, slope_check, trend

@@ -10,7 +10,7 @@ inconclusive when it contains 0.
 
 * V27 (Fig. 2.1b): CA-Fed (:math:`\bar\kappa^2 = 1`) > AdaFed > {Unbiased, More available, F3AST} at T = 200 on MNIST
   with the multinomial-logistic model, 100 clients in four Markov availability classes
-  (:func:`testbeds.thesis_recipes.thesis_markov_participation`), Dirichlet(0.5) labels, Table A.2's
+  (:func:`theorylab.testbeds.thesis_recipes.thesis_markov_participation`), Dirichlet(0.5) labels, Table A.2's
   (client / server) step sizes.  The baselines are the registry's kernels (:mod:`theorylab.kernels.aggregation`'s
   table; F3AST with 45% of the clients per round and :math:`\beta = 1/T`).  Every method targets the same objective
   weights :math:`\alpha` (CA-Fed reads them from the testbed, the baselines weight by :math:`q = \alpha/\pi`); the
@@ -18,8 +18,8 @@ inconclusive when it contains 0.
   :math:`\alpha_i = |D_i|/|D|` (the author's code) and :math:`\alpha_i = 1/N` (:data:`TARGETS`).
 * V28 (Fig. 3.2): FedStale (:math:`\beta = 0.5`) is at least as accurate as FedAvg (:math:`\beta = 0`) and FedVARP
   (:math:`\beta = 1`) in most cells of (:math:`\hat\sigma_g^2`, :math:`p_{\rm avg}/p_{\min}`): 24 clients in two
-  Bernoulli groups (:func:`testbeds.thesis_recipes.two_group_participation`), the rare group's labels swapped
-  (:func:`testbeds.thesis_recipes.swap_labels`), :math:`T = 10/p_{\min}` rounds, K = 5, :math:`\eta_s = 1`.
+  Bernoulli groups (:func:`theorylab.testbeds.thesis_recipes.two_group_participation`), the rare group's labels swapped
+  (:func:`theorylab.testbeds.thesis_recipes.swap_labels`), :math:`T = 10/p_{\min}` rounds, K = 5, :math:`\eta_s = 1`.
 
 Quick mode runs scikit-learn's digits on 1 seed x 4 replicas (V27 at the thesis' T = 200); full mode the 10k MNIST
 digits with 10 (V27) and 3 (V28) seeds, on CUDA when present (the V28 CNN needs it; a CPU-only machine runs an MLP
@@ -34,9 +34,9 @@ import functools
 import numpy as np
 import torch
 
-from testbeds.thesis_recipes import (THESIS_CLASSES, availability_classes, thesis_markov_participation,
+from theorylab.testbeds.thesis_recipes import (THESIS_CLASSES, availability_classes, thesis_markov_participation,
                                      two_group_participation)
-from testbeds.training import final_accuracy
+from theorylab.testbeds.training import final_accuracy
 from theorylab.checks import across, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig

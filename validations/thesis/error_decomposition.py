@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.heterogeneity import chi2, gamma_ch2, gamma_prime, total_variation
-from testbeds.quadratic import Quadratic, random_quadratic
+from theorylab.testbeds.heterogeneity import chi2, gamma_ch2, gamma_prime, total_variation
+from theorylab.testbeds.quadratic import Quadratic, random_quadratic
 from theorylab.checks import Check, at_most, auxiliary, equal, trend
 from theorylab.claims import Evidence, claim
 from theorylab.config import RunConfig

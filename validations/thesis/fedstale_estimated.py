@@ -3,11 +3,11 @@ with participation probabilities estimated online by FedAU.  The thesis reports 
 much further behind FedStale(:math:`\beta_{\rm opt}`) (larger :math:`\Delta_1`) and that :math:`\beta_{\rm opt}` is
 lower overall.
 
-Setting: the two-group quadratic stand-in of Figs 3.2 and 3.5 (:mod:`figures.thesis_fig3_2`,
-:mod:`figures.thesis_fig3_5`) at :math:`\sigma_g^2 = 0.6`, FedAU's cutoff :math:`K = 50`.  With :math:`L_\beta` the
+Setting: the two-group quadratic stand-in of Figs 3.2 and 3.5 (:mod:`theorylab.figures.thesis_fig3_2`,
+:mod:`theorylab.figures.thesis_fig3_5`) at :math:`\sigma_g^2 = 0.6`, FedAU's cutoff :math:`K = 50`.  With :math:`L_\beta` the
 exact expected loss under exact :math:`p` (enumeration, :math:`\eta_c` tuned per :math:`\beta`), :math:`\beta^\star`
 its minimiser and :math:`\rho = L_{\beta^\star}/L_1`, and :math:`D_\beta` the per-replica loss change when the same
-replicas (masks and noise) use FedAU's weights (:func:`figures.thesis_fig3_5.estimation_shift`):
+replicas (masks and noise) use FedAU's weights (:func:`theorylab.figures.thesis_fig3_5.estimation_shift`):
 
 * *FedVARP suffers more.*  :math:`\Delta_1 = 1 - L_{\beta_{\rm opt}}/L_1` grows under estimation if
   FedStale(:math:`\beta^\star`) alone gains more over FedVARP, i.e. :math:`\rho(L_1 + \mathbb E D_1) - (L_{\beta^\star}
@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import functools
 
-from figures.thesis_fig3_2 import BETAS, p_min_of, shift_of, summarise, tuned_losses
-from figures.thesis_fig3_4 import SIGMA_G2
-from figures.thesis_fig3_5 import CUTOFF, PAPER_EXACT, PAPER_FEDAU, RATIOS, estimation_shift
+from theorylab.figures.thesis_fig3_2 import BETAS, p_min_of, shift_of, summarise, tuned_losses
+from theorylab.figures.thesis_fig3_4 import SIGMA_G2
+from theorylab.figures.thesis_fig3_5 import CUTOFF, PAPER_EXACT, PAPER_FEDAU, RATIOS, estimation_shift
 from theorylab.checks import at_least
 from theorylab.claims import Evidence, claim
 from theorylab.participation.estimators import fedau_limit
 
 SOURCE = "seed 001 Ch. 3 §3.5.3, Fig. 3.5 (L1168-1180); digest 001 §2.8, §5.4, §8 V26"
-DEVIATIONS = ["two-group quadratic stand-in (figures.thesis_fig3_2) for the thesis' CNN on MNIST with label swaps; "
+DEVIATIONS = ["two-group quadratic stand-in (theorylab.figures.thesis_fig3_2) for the thesis' CNN on MNIST with label swaps; "
               "expected loss instead of test accuracy",
               "FedAU cutoff K = 50 (the FedAU paper's; the thesis gives none)",
               "eta_c of each beta tuned once, with exact p, and kept for the FedAU runs"]

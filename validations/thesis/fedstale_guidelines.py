@@ -1,7 +1,7 @@
 r"""Thesis ch. 3 §3.4.2 Guidelines A and B (seed 001, eq. (3.14) and Fig. 3.2; digest 001 §4.9, §5.3, §8 V23): the
 best weight on stale updates grows with data heterogeneity and shrinks with participation heterogeneity.
 
-Stand-in for the MNIST grid of Fig. 3.2 (digest §5.3): the two-group quadratic of :mod:`figures.thesis_fig3_2`
+Stand-in for the MNIST grid of Fig. 3.2 (digest §5.3): the two-group quadratic of :mod:`theorylab.figures.thesis_fig3_2`
 (group 1 always participates, group 2 with :math:`p_{\min}`, :math:`p_{\rm avg}/p_{\min} = (1+p_{\min})/(2p_{\min})`;
 centres :math:`u = (0, 0, s, -s)`, :math:`\sigma_g^2 = s^2/2`; :math:`T = 10/p_{\min}`, :math:`\eta_c` tuned per cell
 and per :math:`\beta`).  The measure is the exact expected loss :math:`\mathbb E F(w^T) - F^\star` by enumeration of
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig3_2 import summarise, tuned_losses
+from theorylab.figures.thesis_fig3_2 import summarise, tuned_losses
 from theorylab.checks import trend
 from theorylab.claims import Evidence, claim
 

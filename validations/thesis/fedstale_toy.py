@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from figures.thesis_fig3_1 import EVERY, LOCAL_STEPS, ROUNDS, SHOWN, STEPS, TOY, TOY_P, compute, draw, toy_config
+from theorylab.figures.thesis_fig3_1 import EVERY, LOCAL_STEPS, ROUNDS, SHOWN, STEPS, TOY, TOY_P, compute, draw, toy_config
 from theorylab.checks import across, at_least, in_interval, trend
 from theorylab.claims import Evidence, claim
 from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.exact.fedstale_moments import affine_round, fedstale_moments, mean_square_radius
 from theorylab.registry import build
-from validations.thesis.fedstale import BETAS
+from theorylab.validations.thesis.fedstale import BETAS
 
 TOY_DEVIATION = ("Fig. 3.1's quadratics, noise and step sizes are not given in the thesis: the digest's toy (V22) "
                  "stands in for them (figures/thesis_fig3_1.py)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from testbeds.heterogeneity import gamma_ch2
-from testbeds.quadratic import Quadratic, random_quadratic
+from theorylab.testbeds.heterogeneity import gamma_ch2
+from theorylab.testbeds.quadratic import Quadratic, random_quadratic
 from theorylab.bounds import thesis_ch2 as ch2
 from theorylab.checks import at_most, auxiliary, in_interval, trend
 from theorylab.claims import Evidence, claim

@@ -1,6 +1,6 @@
 """``theorylab train``: a federated algorithm on an image testbed, one run per seed, with its learning curves.
 
-Like :mod:`theorylab.cli`, this module assembles the layers (it imports the network testbeds and the learning-curve
+Like :mod:`theorylab.app.cli`, this module assembles the layers (it imports the network testbeds and the learning-curve
 figure), which no other engine module may do (``tests/test_layout.py``).
 """
 
@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from theorylab.cli_options import add_plugin, int_at_least, number_in, store_of
+from theorylab.app.options import add_plugin, int_at_least, number_in, store_of
 from theorylab.participation.dynamics import DYNAMICS
 
 DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does not list
@@ -19,9 +19,9 @@ DEFAULT_LR0 = 0.05  # train's eta_0 for algorithms that FedAWE's Table 7 does no
 def cmd_train(args) -> int:
     import numpy as np
 
-    from figures.learning_curves import draw
-    from testbeds.network import torch_device
-    from testbeds.training import TrainProgress, choose_point, final_accuracy, paper_lr0
+    from theorylab.figures.learning_curves import draw
+    from theorylab.testbeds.network import torch_device
+    from theorylab.testbeds.training import TrainProgress, choose_point, final_accuracy, paper_lr0
     from theorylab.config import RunConfig
     from theorylab.registry import build
     from theorylab.runner import run
@@ -132,8 +132,8 @@ def _check_train_combination(args, algorithm: dict) -> str:
 def _train_participation(args, spec: dict, algorithm: dict, dynamics: str) -> tuple[dict, dict]:
     """The participation spec of one seed's run and the algorithm spec completed for it (CA-Fed: the chains'
     oracle pi and lambda, and the running-minimum F_i* since a network has no known minima)."""
-    from testbeds.network import fedawe_participation
-    from testbeds.thesis_recipes import thesis_markov_participation, two_group_participation
+    from theorylab.testbeds.network import fedawe_participation
+    from theorylab.testbeds.thesis_recipes import thesis_markov_participation, two_group_participation
 
     if dynamics == "custom":
         participation = _json_option("--participation", args.participation, spec=True)

@@ -1,5 +1,5 @@
 """``theorylab validate`` and ``theorylab errata``: run claims, report their verdicts (an assembler, like
-:mod:`theorylab.cli`).
+:mod:`theorylab.app.cli`).
 
 ``validate [IDS...] [--quick | --full]`` runs claims (all, or those whose id equals or starts with an argument),
 prints a table / JSON / Markdown, and writes ``report.md``, ``report.html``, ``claims.json``, ``errata.md`` and
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from theorylab import html_report, journal, provenance, report
 from theorylab.claims import Context, evaluate, select
-from theorylab.cli_options import add_cluster, add_common, duration, store_of
+from theorylab.app.options import add_cluster, add_common, duration, store_of
 from theorylab.files import output_dir, write_text
 from theorylab.progress import progress
 
@@ -110,7 +110,7 @@ def _report_errors(results) -> int:
 
 
 def _plan(args, claims) -> int:
-    from testbeds.data import DatasetMissing, load
+    from theorylab.testbeds.data import DatasetMissing, load
 
     from theorylab import plan
 

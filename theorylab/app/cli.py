@@ -1,6 +1,6 @@
 """Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep | new``.
 
-``theorylab validate`` and ``theorylab errata`` (:mod:`theorylab.cli_validate`) run claims and report their verdicts
+``theorylab validate`` and ``theorylab errata`` (:mod:`theorylab.app.validate`) run claims and report their verdicts
 (quick or full mode, in parallel on dask, resumable, planned with ``--plan``, seeds added with ``--until-decided``).
 ``theorylab report`` re-renders ``report.html`` from ``OUT/claims.json``.  ``theorylab store check [--repair]`` checks every stored run against its
 checksum (:mod:`theorylab.store`).
@@ -9,7 +9,7 @@ checksum (:mod:`theorylab.store`).
 (:mod:`theorylab.sweep`): each finished cell goes into the store at once, so a killed sweep resumes; it writes
 a tidy table (CSV, and Parquet when pyarrow is installed) and a figure of the grid's metric.
 
-``theorylab train`` (:mod:`theorylab.cli_train`) trains a network testbed with a federated algorithm.
+``theorylab train`` (:mod:`theorylab.app.train`) trains a network testbed with a federated algorithm.
 
 ``--plugin PATH|MODULE`` (on ``list``, ``validate``, ``errata``, ``figure`` and ``train``) loads a plugin's claims,
 kernels, testbeds, participation processes and figures before the command runs (:mod:`theorylab.plugins`);
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from theorylab import html_report
 from theorylab.claims import Context
-from theorylab.cli_options import add_common, add_plugin, int_at_least, store_of
-from theorylab.cli_train import add_train_parser
-from theorylab.cli_validate import add_validate_parsers
+from theorylab.app.options import add_common, add_plugin, int_at_least, store_of
+from theorylab.app.train import add_train_parser
+from theorylab.app.validate import add_validate_parsers
 from theorylab.files import output_dir
 from theorylab.plugins import load_given
 from theorylab.progress import progress

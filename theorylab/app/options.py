@@ -1,4 +1,4 @@
-"""What every command of :mod:`theorylab.cli` shares: numeric option types that refuse bad values as usage errors,
+"""What every command of :mod:`theorylab.app.cli` shares: numeric option types that refuse bad values as usage errors,
 the result store an ``--out`` / ``--store`` / ``--no-cache`` trio names, and ``--plugin``."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def duration(text: str) -> float:
 
 def add_plugin(sp) -> None:
     """``--plugin PATH|MODULE`` (repeatable): a plugin folder, ``.py`` file or module whose claims, kernels,
-    testbeds, participation processes and figures the command sees (:mod:`theorylab.plugins`); ``theorylab.cli``
+    testbeds, participation processes and figures the command sees (:mod:`theorylab.plugins`); ``theorylab.app.cli``
     loads them before the command runs."""
     sp.add_argument("--plugin", action="append", default=[], metavar="PATH|MODULE",
                     help="load a plugin: a folder with __init__.py (`theorylab new NAME` writes one), a .py file or "
