@@ -1,6 +1,7 @@
 """Safe imports (issue 27, item 2): theorylab's testbeds, validations and figures live under its own namespace, so a
 user's folder with packages of those names neither shadows them nor is shadowed by them."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -32,8 +33,15 @@ def test_a_claim_runs_from_a_folder_with_its_own_figures_package(tmp_path):
 
 
 def test_the_wheel_installs_everything_inside_the_theorylab_package(tmp_path):
+    # Built from a copy: setuptools writes build/ beside the sources it builds.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for package in ("theorylab", "testbeds", "validations", "figures"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                           "--disable-pip-version-check", "-w", str(tmp_path), str(ROOT)],
+                           "--disable-pip-version-check", "-w", str(tmp_path), str(source)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = tmp_path.glob("theorylab-*.whl")
