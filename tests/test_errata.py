@@ -79,3 +79,16 @@ def test_a_holding_claim_is_never_an_entry(kind):
     fine = evaluate(_claim("zz.ok", at_most("ok", 0.01, 0.083, basis="closed_form"), kind=kind, expect="holds"),
                     Context())
     assert errata.sections([fine])["zz"]["findings"] == []
+
+
+def test_a_full_mode_violation_is_a_finding_only_where_a_review_expected_it():
+    violated = at_most("(4.6) at t = 1e5 <= floor", 0.131, 0.083, basis="closed_form")
+    reviewed = evaluate(_claim("zz.reviewed", violated, expect="inconclusive", expect_full="violated",
+                               severity="experiment"), Context())
+    surprise = evaluate(_claim("zz.surprise", violated, expect="inconclusive", severity=""), Context())
+    full = errata.sections([reviewed, surprise], "full")["zz"]
+    quick = errata.sections([reviewed, surprise], "quick")["zz"]
+    assert [d["id"] for d in full["findings"]] == ["zz.reviewed"] and [d["id"] for d in full["unreviewed"]] == [
+        "zz.surprise"]
+    assert quick["findings"] == [] and len(quick["unreviewed"]) == 2
+    assert reviewed.as_dict()["expect_full"] == "violated" and surprise.as_dict()["expect_full"] == "inconclusive"

@@ -151,6 +151,7 @@ class Claim:
     where: str = ""  # section / equation / page of the quote (the repository file for kind "code")
     defence: str = ""  # the authors' strongest counter-argument and why the verdict stands (expect != "holds")
     severity: str = ""  # for an expected violation: one of SEVERITIES
+    expect_full: str = ""  # the verdict in full mode, when a review found it differs from quick mode's ("": same)
 
     @property
     def paper(self) -> str:
@@ -228,6 +229,7 @@ class Result:
             "verdict": self.verdict,
             "label": self.label,
             "expect": self.claim.expect,
+            "expect_full": self.claim.expect_full or self.claim.expect,
             "because": self.claim.because,
             "defence": self.claim.defence,
             "severity": self.claim.severity,
@@ -265,19 +267,22 @@ def _plain(value):
 
 
 def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "holds", because: str = "",
-          quote: str = "", where: str = "", defence: str = "",
-          severity: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
+          quote: str = "", where: str = "", defence: str = "", severity: str = "",
+          expect_full: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
     """Decorator turning ``check(ctx) -> Evidence`` into a registered :class:`Claim`.
 
     ``kind`` is one of :data:`KINDS`; ``expect`` the verdict on our testbed in quick mode, with ``because`` saying
     why whenever it is not "holds" (the regression test holds every claim to it).  ``quote`` and ``where`` anchor a
     claim in the paper's words (required of the kinds in :data:`QUOTED`; the test suite finds each quote in its seed
     text); ``defence`` answers as the authors would for any expected verdict but "holds"; ``severity`` (one of
-    :data:`SEVERITIES`) grades an expected violation for the errata report."""
+    :data:`SEVERITIES`) grades an expected violation for the errata report.  ``expect_full`` records a reviewed
+    full-mode verdict that differs from ``expect`` (``because`` then explains both); a full-mode violation counts as
+    a finding only when it was expected there."""
     if kind not in KINDS:
         raise ValueError(f"claim {id!r}: kind must be one of {KINDS}; got {kind!r}")
-    if expect not in VERDICTS:
-        raise ValueError(f"claim {id!r}: expect must be one of {VERDICTS}; got {expect!r}")
+    for name, value in (("expect", expect), ("expect_full", expect_full or expect)):
+        if value not in VERDICTS:
+            raise ValueError(f"claim {id!r}: {name} must be one of {VERDICTS}; got {value!r}")
     if expect != "holds" and not because.strip():
         raise ValueError(f"claim {id!r}: an expected verdict {expect!r} needs its reason in `because`")
     if severity and severity not in SEVERITIES:
@@ -287,7 +292,7 @@ def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "hol
 
     def deco(fn: Callable[[Context], Evidence]) -> Claim:
         found = Claim(id, source, statement, fn, kind, expect, because, " ".join(quote.split()), where, defence,
-                      severity)
+                      severity, expect_full)
         return register("claim", id, statement)(found)
 
     return deco

@@ -30,8 +30,10 @@ from theorylab.claims import SEVERITIES, Result
 ORDER = ("statement", "proof step", "constant", "scope", "experiment", "reference code", "typo")
 
 
-def _reviewed(d: dict) -> bool:
-    return d["expect"] == "violated" and d["severity"] in SEVERITIES
+def _reviewed(d: dict, mode: str | None) -> bool:
+    """A violation someone expected (in the run's mode) and graded."""
+    expected = d.get("expect_full", d["expect"]) if mode == "full" else d["expect"]
+    return expected == "violated" and d["severity"] in SEVERITIES
 
 
 def witness(d: dict) -> str:
@@ -68,16 +70,17 @@ def command(d: dict, mode: str | None) -> str:
     return f"theorylab validate {d['id']}" + (" --quick" if mode == "quick" else "")
 
 
-def sections(results: Sequence[Result]) -> dict[str, dict[str, list[dict]]]:
+def sections(results: Sequence[Result], mode: str | None = None) -> dict[str, dict[str, list[dict]]]:
     """Per paper prefix: its ``findings`` (reviewed violations, by severity), ``clarifications`` (verdicts that
-    depend on the reading), ``unreviewed`` violations and ``digest`` findings."""
+    depend on the reading), ``unreviewed`` violations and ``digest`` findings; ``mode`` ("quick" or "full") picks
+    which expected verdict a violation is held to."""
     out: dict[str, dict[str, list[dict]]] = {}
     for r in results:
         d = r.as_dict()
         group = out.setdefault(d["id"].split(".")[0],
                                {"findings": [], "clarifications": [], "unreviewed": [], "digest": []})
         if d["verdict"] == "violated":
-            key = "digest" if d["kind"] == "digest" else ("findings" if _reviewed(d) else "unreviewed")
+            key = "digest" if d["kind"] == "digest" else ("findings" if _reviewed(d, mode) else "unreviewed")
             group[key].append(d)
         elif d["label"].startswith("inconclusive (depends"):
             group["clarifications"].append(d)
@@ -110,7 +113,7 @@ def markdown(results: Sequence[Result], titles: dict[str, str], mode: str | None
     """The errata report of ``results`` (every claim of the papers it covers); ``titles`` maps a paper prefix to
     the heading of its section."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    groups = sections(results)
+    groups = sections(results, mode)
     lines = ["# theorylab errata", "",
              f"Generated {stamp} by theorylab {theorylab.__version__}" + (f"; mode **{mode}**, seed {seed}" if mode
                                                                          else "") + ".", "",

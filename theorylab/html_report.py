@@ -87,7 +87,8 @@ def result_of(d: dict, path: str | Path = "claims.json") -> Result:
     """One result rebuilt from its ``as_dict`` (a claims.json entry or a journal line); ``path`` names the file in
     errors."""
     claim = Claim(d["id"], d["source"], d["statement"], None, d["kind"], d["expect"], d.get("because", ""),
-                  d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""))
+                  d.get("quote", ""), d.get("where", ""), d.get("defence", ""), d.get("severity", ""),
+                  d.get("expect_full", ""))
     evidence = None
     if d["error"] is None:
         evidence = Evidence([_check(Path(path), d, c) for c in d["checks"]], d.get("figure"), d.get("notes", []),
@@ -149,7 +150,7 @@ def render(results: Sequence[Result], out: str | Path, mode: str | None = None, 
     """The page for ``results``; figures are read relative to the working directory or under ``out/figures``."""
     claims = [_claim(r, Path(out)) for r in results]
     present = {c["verdict"] for c in claims}
-    found = errata.sections(results)
+    found = errata.sections(results, mode)
     return _template("report.html.j2").render(
         errata=found, errata_count=sum(len(g["findings"]) for g in found.values()),
         titles={k: p.title for k, p in papers().items()}, witness=errata.witness,
