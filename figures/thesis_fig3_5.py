@@ -24,7 +24,7 @@ from theorylab.figures.thesis_fig3_2 import BETAS, LOCAL_STEPS, horizon, p_min_o
 from theorylab.figures.thesis_fig3_4 import SIGMA_G2
 from theorylab.kernels.algorithm import Round
 from theorylab.kernels.fedstale import fedstale
-from theorylab.participation.estimators import check_cutoff, fedau_limit, fedau_weights, init_fedau, update_fedau
+from theorylab.participation.estimators import fedau_limit
 from theorylab.plotting import pyplot, save
 from theorylab.registry import build, register
 from theorylab.rng import Streams
@@ -41,21 +41,21 @@ PAPER_FEDAU = {1.5: (1.0, 0.61, 0.0), 3.0: (0.8, 1.64, 1.35), 5.5: (0.5, 1.93, 6
 def final_gaps(beta: float, lr: float, ratio: float, replicas: int, seed: int, estimated: bool,
                cutoff: int = CUTOFF) -> np.ndarray:
     """Per-replica :math:`F(w^T) - F^\\star` of the ``fedstale`` kernel (known-p weights, zero memory) on the
-    stand-in at ``ratio``, with ``Round.probs`` = the true :math:`p` or FedAU's :math:`1/\\omega^{(t)}`."""
+    stand-in at ``ratio``, weighted by the true :math:`p` or by FedAU's :math:`1/\\omega^{(t)}` (the kernel's
+    ``weights="fedau"``)."""
     if replicas < 2:
         raise ValueError(f"replicas must be >= 2; got {replicas}")
-    cutoff, p_min = check_cutoff(cutoff), p_min_of(ratio)
+    p_min = p_min_of(ratio)
     problem = two_groups(shift_of(SIGMA_G2))
     process = build("participation", {"name": "bernoulli", "p": [1.0, 1.0, p_min, p_min]})
-    algorithm = fedstale(beta=beta, local_steps=LOCAL_STEPS, lr=lr)
+    algorithm = fedstale(beta=beta, local_steps=LOCAL_STEPS, lr=lr, weights="fedau" if estimated else "known_p",
+                         cutoff=cutoff)
     streams = Streams(seed, replicas)
     state = algorithm.init(problem, problem.initial_point(replicas, streams))
-    pstate, counts = process.init(replicas, streams), init_fedau(replicas, problem.n_clients)
+    pstate = process.init(replicas, streams)
     for t in range(horizon(p_min)):
         pstate, active = process.draw(pstate, t, streams)
-        probs = 1.0 / fedau_weights(counts) if estimated else process.probabilities(t)
-        state = algorithm.step(state, Round(t, active, probs, streams), problem)
-        counts = update_fedau(counts, active, cutoff)
+        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
     return problem.metrics(state["x"])["gap"].numpy().astype(np.float64)
 
 

@@ -139,3 +139,27 @@ def test_exact_moments_at_beta0_match_the_fedavg_engine():
     mean, gap = fedstale_moments(problem, p, 0.0, 3, 0.1, 1.0, 30)
     np.testing.assert_allclose(mean, ref.mean, atol=1e-12)
     np.testing.assert_allclose(gap, ref.metrics(problem)["server.gap"], atol=1e-12)
+
+
+@pytest.mark.parametrize("empty_round", ["apply", "hold"])
+def test_fedau_weights_are_known_p_weights_fed_fedau_estimates(empty_round):
+    """weights="fedau" equals the known-p kernel given 1/omega from FedAU's counters kept by hand (read before the
+    round, advanced in every round, empty ones too), bit for bit."""
+    from theorylab.participation.estimators import fedau_weights, init_fedau, update_fedau
+
+    spec = {"name": "fedstale", "beta": 0.5, "local_steps": 2, "lr": 0.1, "empty_round": empty_round}
+    problem = build("testbed", PROBLEM)
+    process = build("participation", BERNOULLI)
+    mine, ref = build("algorithm", {**spec, "weights": "fedau", "cutoff": 7}), build("algorithm", spec)
+    streams = [Streams(2, 4), Streams(2, 4)]
+    states = [algo.init(problem, problem.initial_point(4, s)) for algo, s in zip((mine, ref), streams)]
+    pstates = [process.init(4, s) for s in streams]
+    counts = init_fedau(4, problem.n_clients)
+    for t in range(60):
+        (pa, active), (pb, again) = (process.draw(p, t, s) for p, s in zip(pstates, streams))
+        pstates = [pa, pb]
+        assert torch.equal(active, again)
+        states = [mine.step(states[0], Round(t, active, process.probabilities(t), streams[0]), problem),
+                  ref.step(states[1], Round(t, active, 1.0 / fedau_weights(counts), streams[1]), problem)]
+        counts = update_fedau(counts, active, 7)
+        assert torch.equal(states[0]["x"], states[1]["x"]) and torch.equal(states[0]["fedau_sum"], counts["fedau_sum"])

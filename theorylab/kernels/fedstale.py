@@ -33,6 +33,11 @@ Labelled choices (each a switch, none silently chosen):
   stale mean :math:`\sum_i q_ih_i`; ``"active"`` — :math:`\xi_i/|\mathcal S^{(t)}|` and the plain mean
   :math:`\frac1N\sum_ih_i`: original FedVARP's uniform-sampling form, equal to the thesis' only when
   :math:`p_i = |\mathcal S^{(t)}|/N` (uniform sampling of a fixed number of clients).
+* ``weights="fedau"``: the ``known_p`` form with :math:`p_i` replaced by FedAU's online estimate
+  :math:`1/\omega_i^{(t)}` (:mod:`theorylab.participation.estimators`: the mean completed inactivity interval,
+  intervals cut at ``cutoff`` rounds; the thesis' §3.5.3 / Fig. 3.5, which gives no cutoff, so it is a parameter
+  with the FedAU paper's 50 as default).  The counters live in the state and are read before the round's
+  participation updates them; they advance in every round, an empty one included.
 * ``memory``: ``"zeros"`` — :math:`h_i^{(1)} = 0` (Alg. 4 line 1); ``"first"`` — :math:`h_i^{(1)} = \Delta_i^{(1)}`,
   the update every client computes at :math:`w^{(1)}` in the first round (SAGA's initialisation; the first round then
   applies the full-participation mean for any :math:`\beta>0`); digest §7.1 asks for both.
@@ -54,9 +59,10 @@ from theorylab.kernels.algorithm import Algorithm, hold_empty
 from theorylab.kernels.local_sgd import check_local_steps, local_sgd
 from theorylab.kernels.schedules import make_schedule
 from theorylab.kernels.server import make_server
+from theorylab.participation.estimators import check_cutoff, fedau_weights, init_fedau, update_fedau
 from theorylab.registry import register
 
-WEIGHTS = ("known_p", "active")
+WEIGHTS = ("known_p", "active", "fedau")
 MEMORY = ("zeros", "first")
 EMPTY_ROUND = ("apply", "hold")
 
@@ -75,8 +81,9 @@ def check_beta(beta) -> float:
 
 
 def fresh_weights(kind: str, active: torch.Tensor, q: torch.Tensor, probs) -> tuple[torch.Tensor, Callable]:
-    """The weights of the fresh updates ``(R, N)`` and the stale mean ``h -> (R, d)`` of weighting ``kind``."""
-    if kind == "known_p":
+    """The weights of the fresh updates ``(R, N)`` and the stale mean ``h -> (R, d)`` of weighting ``kind``
+    (``"fedau"`` passes its estimated probabilities as ``probs``)."""
+    if kind in ("known_p", "fedau"):
         return aggregation_weights("known_p", active, q, probs), lambda h: torch.einsum("n,rnd->rd", q, h)
     a = active.to(q.dtype)
     return a / a.sum(1, keepdim=True).clamp(min=1.0), lambda h: h.mean(1)
@@ -99,15 +106,18 @@ THESIS_BETAS = (0.0, 0.2, 0.5, 0.8, 1.0)  # the thesis' grid of beta (seed 001 �
 
 @register("algorithm", "fedstale")
 def fedstale(beta: float = 0.5, local_steps: int = 5, lr=0.05, weights: str = "known_p", memory: str = "zeros",
-             empty_round: str = "apply", all_compute: bool = False, server: dict | None = None) -> Algorithm:
+             empty_round: str = "apply", all_compute: bool = False, server: dict | None = None,
+             cutoff: int = 50) -> Algorithm:
     """FedStale (seed 001 Alg. 4): beta-weighted stale updates h_i added to unbiased fresh updates."""
     beta, steps = check_beta(beta), check_local_steps(local_steps)
     kind, memory = _choice("weights", weights, WEIGHTS), _choice("memory", memory, MEMORY)
     empty_round = _choice("empty_round", empty_round, EMPTY_ROUND)
-    schedule, opt = make_schedule(lr), make_server(server)
+    schedule, opt, cutoff = make_schedule(lr), make_server(server), check_cutoff(cutoff)
 
     def init(problem, x0):
         state = {"x": x0, "h": x0.new_zeros(x0.shape[0], problem.n_clients, x0.shape[1]), **opt.init(x0)}
+        if kind == "fedau":
+            state.update(init_fedau(x0.shape[0], problem.n_clients, x0.dtype, x0.device))
         return {**state, "fresh": torch.zeros_like(state["h"])} if all_compute else state
 
     def step(state, rnd, problem):
@@ -119,12 +129,14 @@ def fedstale(beta: float = 0.5, local_steps: int = 5, lr=0.05, weights: str = "k
         if first:
             state = {**state, "h": fresh}
         h = state["h"]
-        w, stale_mean = fresh_weights(kind, active, problem.weights, rnd.probs)
+        probs = 1.0 / fedau_weights(state) if kind == "fedau" else rnd.probs
+        w, stale_mean = fresh_weights(kind, active, problem.weights, probs)
         delta = fedstale_aggregate(x, end, fresh, h, w, stale_mean(h), beta)
         x_new, extra = opt.update(state, x, -delta)
         new = {"x": x_new, "h": torch.where(active.unsqueeze(-1), fresh, h), **extra}
         if all_compute:
             new["fresh"] = fresh
-        return hold_empty(state, new, active) if empty_round == "hold" else new
+        new = hold_empty(state, new, active) if empty_round == "hold" else new
+        return {**new, **update_fedau(state, active, cutoff)} if kind == "fedau" else new
 
     return Algorithm(f"fedstale[{beta:g}]", init, step, lambda state: {"server": state["x"]})
