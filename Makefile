@@ -8,7 +8,7 @@ DATA   ?= data
 
 .PHONY: setup demo plan full decide test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
 
-$(STAMP): pyproject.toml constraints-cpu.txt
+$(STAMP): pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints-cpu.txt -e '.[dev]'
 	$(BIN)/pip install --quiet --no-deps whynot==0.12.0
