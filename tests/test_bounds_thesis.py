@@ -285,7 +285,7 @@ def test_support_passage_matches_a_direct_simulation_of_the_zero_chain():
 
 
 def test_equal_pvar_designs_keep_p_var_and_p_min():
-    from theorylab.validations.thesis.ch3_scaling import equal_pvar_design
+    from theorylab.validations.thesis.fedstale.scaling import equal_pvar_design
 
     for p_min in (0.5, 0.3, 0.2):
         p = equal_pvar_design(p_min, mean_inv_p=2.0, n=4)

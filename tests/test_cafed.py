@@ -172,7 +172,7 @@ def test_markov_moments_reduce_to_bernoulli_moments():
     from theorylab.exact.fedavg_moments import fedavg_moments
     from theorylab.participation.markov import TwoStateMarkov
     from theorylab.exact.markov_moments import markov_moments
-    from theorylab.validations.thesis.cafed_markov import PI, PROBLEM
+    from theorylab.validations.thesis.cafed.markov_weights import PI, PROBLEM
 
     q = [1.0, 2.0, 0.5, 1.5]
     config = RunConfig(problem=PROBLEM, participation={"name": "bernoulli", "p": PI}, rounds=60, every=20,

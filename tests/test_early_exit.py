@@ -137,7 +137,7 @@ def test_relabelled_hidden_units_leave_every_exit_unchanged():
     import torch
 
     from theorylab.testbeds.early_exit_net import exit_logits, init_params, layout
-    from theorylab.validations.thesis.ch5_ablation import exit1_loss, later_blocks, relabel
+    from theorylab.validations.thesis.fedcis.ablation import exit1_loss, later_blocks, relabel
 
     shapes = layout(4, 3, 2, 3)
     theta = init_params(shapes, Streams(5, 1))[0].double()

@@ -5,7 +5,7 @@ highly biased partition, and an audit of where Theorem 5.3.1's assumptions fail 
 C9 runs on the nested linear testbed (the Fig. D.1 analogue of :mod:`theorylab.figures.thesis_fig_d1`), a labelled
 substitution for ResNet-18 on CIFAR: the thesis' accuracies become :math:`\epsilon_{\rm true}` (lower is better).
 The assumptions are audited inside the theorem's own domain (a convex compact :math:`\mathcal W`) on the trained
-early-exit MLP of :mod:`theorylab.validations.thesis.ch5_images`: relabelling a block's hidden units leaves every exit loss
+early-exit MLP of :mod:`theorylab.validations.thesis.fedcis.images`: relabelling a block's hidden units leaves every exit loss
 unchanged, so a convex :math:`\mathcal W` holding a model and its relabelled copy holds their midpoint, where
 convexity (A18 with :math:`\mu = 0`) can be tested exactly.
 """
@@ -27,7 +27,7 @@ from theorylab.cis.sampling import preset
 from theorylab.checks import across, at_most, auxiliary, equal, paired_difference, printed, trend
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch5_images import HIDDEN, image_runs
+from theorylab.validations.thesis.fedcis.images import HIDDEN, image_runs
 
 SOURCE = "seed 001 Ch. 5 §5.4.3 Tables 5.3-5.4, App. D Fig. D.1; digest 001 ch4-6 §3.6, §6 C9"
 GRID = (0.05, 0.1, 0.2, 0.3)  # p > 0, where (D.50)'s sampling term lives

@@ -1,7 +1,7 @@
 r"""Thesis ch. 4 limits by exact moments (seed 001 §4.3-4.4 discussion; digest 001 §2.5-2.6, §6 U6, U8, U9).
 
 Everything is propagated exactly by :func:`theorylab.exact.lossy_moments.lossy_moments` on the two-group quadratic of
-:mod:`theorylab.validations.thesis.ch4_setting`, and compared with closed forms:
+:mod:`theorylab.validations.thesis.packet_loss.setting`, and compared with closed forms:
 
 * U6 — with Theorem 4.3.1's diminishing step UPGA-PL converges to :math:`w^*`, DMA-PL to
   :math:`w^*_{DMA} = \arg\min\sum_i\bar\pi_iF_i` (:math:`\bar\pi` by enumeration; the digest's normalised group
@@ -25,7 +25,7 @@ from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.exact.lossy_moments import dma_effective_weights, lossy_moments
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch4_setting import BAD, GOOD, K, N, NAMES, SOURCE, config, losses, problem
+from theorylab.validations.thesis.packet_loss.setting import BAD, GOOD, K, N, NAMES, SOURCE, config, losses, problem
 
 
 def final_moments(cfg: RunConfig) -> tuple[float, float, np.ndarray]:

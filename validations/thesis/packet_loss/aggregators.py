@@ -31,7 +31,7 @@ from theorylab.kernels.packet_loss import AGGREGATORS, packet_loss
 from theorylab.registry import build
 from theorylab.rng import Streams
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch4_setting import NAMES, SOURCE
+from theorylab.validations.thesis.packet_loss.setting import NAMES, SOURCE
 
 LOSS = np.array([0.05, 0.2, 0.5, 0.7, 0.9, 0.3])
 ALPHA = np.array([3.0, 1.0, 2.0, 1.0, 2.0, 1.0]) / 10.0

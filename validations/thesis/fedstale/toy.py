@@ -19,7 +19,7 @@ from theorylab.claims import Evidence, claim
 from theorylab.exact.fedavg_moments import fedavg_mean_limit
 from theorylab.exact.fedstale_moments import affine_round, fedstale_moments, mean_square_radius
 from theorylab.registry import build
-from theorylab.validations.thesis.fedstale import BETAS
+from theorylab.validations.thesis.fedstale.variance import BETAS
 
 TOY_DEVIATION = ("Fig. 3.1's quadratics, noise and step sizes are not given in the thesis: the digest's toy (V22) "
                  "stands in for them (figures/thesis_fig3_1.py)")

@@ -22,7 +22,7 @@ from theorylab.figures.thesis_fig4_2 import LOSSY, SPREAD, compute, final
 from theorylab.checks import across, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch4_setting import SOURCE
+from theorylab.validations.thesis.packet_loss.setting import SOURCE
 
 CHOICES = {f"clients {', '.join(map(str, c))} lossy": c for c in (LOSSY, SPREAD)}
 

@@ -21,7 +21,7 @@ from theorylab.claims import Evidence, claim
 from theorylab.exact.lossy_moments import lossy_moments
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch4_setting import K, N, SOURCE, config, losses, problem
+from theorylab.validations.thesis.packet_loss.setting import K, N, SOURCE, config, losses, problem
 
 TINY = 1e-9  # an eta small enough that (1 + v)^t holds to ~1e-6 over 40 rounds
 

@@ -4,7 +4,7 @@ its constant (U5), Remark 1.3.1 on the chapter's quadratics (G1) and theory mode
 Seed 001 Ch. 4 §4.3 Theorem 4.3.1, App. C; Ch. 1 Remark 1.3.1; digest 001 §2.3-2.5, §6 U4, U5, G1, G2, §7 items
 1, 3.  The expected gap :math:`\mathbb EF(w^{(t)})-F^*` of UPGA-PL is exact
 (:func:`theorylab.exact.lossy_moments.lossy_moments`) on the two-group quadratic of
-:mod:`theorylab.validations.thesis.ch4_setting` with gradient noise :math:`\sigma_i^2 = 1`.  The bound
+:mod:`theorylab.validations.thesis.packet_loss.setting` with gradient noise :math:`\sigma_i^2 = 1`.  The bound
 (:func:`theorylab.bounds.thesis_ch4.bound_46`) uses the exact :math:`L = \mu = 1`, :math:`\Gamma = 1/2`,
 :math:`\|w^{(1)}-w^*\|^2 = 4` and the a-posteriori :math:`G^2 = \max_{t,k,i}\mathbb E\|\nabla F_i(w_i^{(t,k)})\|^2
 +\sigma_i^2` along the exact trajectory (A13 cannot hold on all of :math:`\mathbb R`; digest §2.3).
@@ -31,7 +31,7 @@ from theorylab.fitting import loglog_slope
 from theorylab.kernels.schedules import make_schedule
 from theorylab.registry import build
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.ch4_setting import K, N, SOURCE, config, losses
+from theorylab.validations.thesis.packet_loss.setting import K, N, SOURCE, config, losses
 
 GRID = (1e-1, 10 ** -1.5, 1e-2, 10 ** -2.5, 1e-3)  # the thesis' learning-rate grid (§4.4), largest first
 HORIZON = 150  # "after around 150 communication rounds" (§4.4.2): where the thesis reads its experiments

@@ -23,7 +23,7 @@ from theorylab.figures import thesis_fig2_1, thesis_fig2_2
 from theorylab.checks import across, at_most, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
-from theorylab.validations.thesis.cafed import drive
+from theorylab.validations.thesis.cafed.exclusion import drive
 
 LR_GRID = (0.02, 0.05, 0.1)  # local steps around the common 0.05 for the per-method tuning (eta_c = 2 diverges here)
 SMALLEST_EFFECT = 2.8  # pp: the smallest accuracy difference the thesis reports as an effect in Fig. 2.2a (L882)
