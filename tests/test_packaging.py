@@ -50,5 +50,6 @@ def test_the_wheel_installs_everything_inside_the_theorylab_package(tmp_path):
     assert tops == {"theorylab", next(t for t in tops if t.endswith(".dist-info"))}
     for expected in ("theorylab/testbeds/quadratic.py", "theorylab/validations/fedawe/__init__.py",
                      "theorylab/figures/__init__.py", "theorylab/validations/afga/full_costs.json",
+                     "theorylab/validations/thesis/catalogue.json",
                      "theorylab/app/cli.py", "theorylab/templates/report.html.j2"):
         assert expected in names

@@ -152,6 +152,8 @@ class Claim:
     defence: str = ""  # the authors' strongest counter-argument and why the verdict stands (expect != "holds")
     severity: str = ""  # for an expected violation: one of SEVERITIES
     expect_full: str = ""  # the verdict in full mode, when a review found it differs from quick mode's ("": same)
+    checks: tuple[str, ...] = ()  # ids of its digest's catalogued checks that it tests (:mod:`theorylab.coverage`)
+    partial: tuple[str, ...] = ()  # ids of catalogued checks it tests only in part (some items, or on a stand-in)
 
     @property
     def paper(self) -> str:
@@ -268,7 +270,8 @@ def _plain(value):
 
 def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "holds", because: str = "",
           quote: str = "", where: str = "", defence: str = "", severity: str = "",
-          expect_full: str = "") -> Callable[[Callable[[Context], Evidence]], Claim]:
+          expect_full: str = "", checks: Sequence[str] = (),
+          partial: Sequence[str] = ()) -> Callable[[Callable[[Context], Evidence]], Claim]:
     """Decorator turning ``check(ctx) -> Evidence`` into a registered :class:`Claim`.
 
     ``kind`` is one of :data:`KINDS`; ``expect`` the verdict on our testbed in quick mode, with ``because`` saying
@@ -277,7 +280,9 @@ def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "hol
     text); ``defence`` answers as the authors would for any expected verdict but "holds"; ``severity`` (one of
     :data:`SEVERITIES`) grades an expected violation for the errata report.  ``expect_full`` records a reviewed
     full-mode verdict that differs from ``expect`` (``because`` then explains both); a full-mode violation counts as
-    a finding only when it was expected there."""
+    a finding only when it was expected there.  ``checks`` and ``partial`` cite the ids of the validation checks its
+    digest catalogues (``validations/<paper>/catalogue.json``) that the claim tests, wholly or in part; the test
+    suite holds every cited id to the catalogue (:mod:`theorylab.coverage`)."""
     if kind not in KINDS:
         raise ValueError(f"claim {id!r}: kind must be one of {KINDS}; got {kind!r}")
     for name, value in (("expect", expect), ("expect_full", expect_full or expect)):
@@ -289,10 +294,15 @@ def claim(id: str, source: str, statement: str, *, kind: str, expect: str = "hol
         raise ValueError(f"claim {id!r}: severity must be one of {tuple(SEVERITIES)}; got {severity!r}")
     if kind == "code" and not where.strip():
         raise ValueError(f"claim {id!r}: a finding about the authors' code names the repository file in `where`")
+    for name, ids in (("checks", checks), ("partial", partial)):
+        if isinstance(ids, str) or not all(isinstance(i, str) and i.strip() for i in ids):
+            raise ValueError(f"claim {id!r}: {name} must be a tuple of check ids, e.g. ('V8',); got {ids!r}")
+    if set(checks) & set(partial):
+        raise ValueError(f"claim {id!r}: {sorted(set(checks) & set(partial))} cited both in checks and in partial")
 
     def deco(fn: Callable[[Context], Evidence]) -> Claim:
         found = Claim(id, source, statement, fn, kind, expect, because, " ".join(quote.split()), where, defence,
-                      severity, expect_full)
+                      severity, expect_full, tuple(checks), tuple(partial))
         return register("claim", id, statement)(found)
 
     return deco

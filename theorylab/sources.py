@@ -37,19 +37,25 @@ class Paper:
     digests: tuple[str, ...]  # file names in shared/spec/
     costs: Path | None = None  # its claims' full-mode costs (JSON, :mod:`theorylab.plan`)
     text: Path | None = None  # the source text itself, for a work outside shared/seeds/ (a plugin's own lemma)
+    catalogue: Path | None = None  # what its digest asks of the toolkit (JSON, :mod:`theorylab.coverage`)
 
 
 def register_paper(prefix: str, seed: str, title: str, digests: tuple[str, ...] = (), costs: Path | None = None,
-                   text: Path | str | None = None) -> Paper:
+                   text: Path | str | None = None, catalogue: Path | str | None = None) -> Paper:
     """Declare a source work (called once, from its ``validations/<prefix>/__init__.py``, or from a plugin);
     ``costs`` is the JSON file of its claims' full-mode costs (:mod:`theorylab.plan`); ``text`` the file that holds
     the work's text when it is not a seed of ``shared/seeds/`` (a plugin passes its ``lemma.md`` and ``seed=""``):
-    it must exist."""
+    it must exist; ``catalogue`` the JSON file listing the checks, algorithms and figures its digest asks for
+    (:mod:`theorylab.coverage`), which must exist too."""
     if text is not None:
         text = Path(text)
         if not text.is_file():
             raise ValueError(f"paper {prefix!r}: its text {text} is not a file")
-    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests), costs, text))
+    if catalogue is not None:
+        catalogue = Path(catalogue)
+        if not catalogue.is_file():
+            raise ValueError(f"paper {prefix!r}: its catalogue {catalogue} is not a file")
+    return register("paper", prefix, title)(Paper(prefix, seed, title, tuple(digests), costs, text, catalogue))
 
 
 def papers() -> dict[str, Paper]:

@@ -1,4 +1,4 @@
-"""Command line: ``theorylab list | validate | errata | report | store | figure | train | sweep | new``.
+"""Command line: ``theorylab list | validate | errata | coverage | report | store | figure | train | sweep | new``.
 
 ``theorylab validate`` and ``theorylab errata`` (:mod:`theorylab.app.validate`) run claims and report their verdicts
 (quick or full mode, in parallel on dask, resumable, planned with ``--plan``, seeds added with ``--until-decided``).
@@ -11,6 +11,10 @@ a tidy table (CSV, and Parquet when pyarrow is installed) and a figure of the gr
 
 ``theorylab train`` (:mod:`theorylab.app.train`) trains a network testbed with a federated algorithm.
 
+``theorylab coverage [PAPER...] [--format md|json]`` prints, per source work, each check its digest catalogues with the
+claims that cover it, its algorithms with their kernels and its figures and tables with their recipes
+(:mod:`theorylab.coverage`); it exits 1 when a catalogue and the claims disagree.
+
 ``--plugin PATH|MODULE`` (on ``list``, ``validate``, ``errata``, ``figure`` and ``train``) loads a plugin's claims,
 kernels, testbeds, participation processes and figures before the command runs (:mod:`theorylab.plugins`);
 ``theorylab new NAME [--dir DIR]`` writes one (:mod:`theorylab.scaffold`).
@@ -19,6 +23,7 @@ kernels, testbeds, participation processes and figures before the command runs (
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -49,6 +54,20 @@ def cmd_list(args) -> int:
             print(f"  {name:34s} {entry.summary}{owner}")
         print()
     return 0
+
+
+def cmd_coverage(args) -> int:
+    from theorylab import coverage
+
+    found = coverage.collect(args.papers)
+    if args.format == "json":
+        print(json.dumps(coverage.as_json(found), indent=1))
+    else:
+        print(coverage.markdown(found), end="")
+    problems = [problem for work in found for problem in work.problems]
+    for problem in problems:
+        print(f"theorylab: coverage: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def cmd_report(args) -> int:
@@ -140,6 +159,13 @@ def parser() -> argparse.ArgumentParser:
     ls.set_defaults(func=cmd_list)
 
     add_validate_parsers(sub)
+
+    cv = sub.add_parser("coverage", help="per work: its digest's checks and the claims covering them, its "
+                        "algorithms, figures and tables")
+    cv.add_argument("papers", nargs="*", metavar="PAPER", help="source works (default: every one with a catalogue)")
+    cv.add_argument("--format", choices=("md", "json"), default="md", help="Markdown tables (default) or JSON")
+    add_plugin(cv)
+    cv.set_defaults(func=cmd_coverage)
 
     rp = sub.add_parser("report", help="re-render OUT/report.html from OUT/claims.json")
     rp.add_argument("--out", default="results", help="folder of claims.json and report.html (default results)")

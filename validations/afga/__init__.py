@@ -28,4 +28,5 @@ from theorylab.sources import register_paper
 
 register_paper("afga", "002_6ea6ec071998b21d.txt",
                "Wang, Chen: On the Data Heterogeneity in Adaptive Federated Learning (AFGA / CAFGA)",
-               ('002_afga.md',), costs=Path(__file__).with_name("full_costs.json"))
+               ('002_afga.md',), costs=Path(__file__).with_name("full_costs.json"),
+               catalogue=Path(__file__).with_name("catalogue.json"))

@@ -38,7 +38,7 @@ TABLE4_QUOTE = (r"FedAMSGrad Only  | $79.59 \pm 0.76$ | | +Gossip  | $77.39\pm0.
 @claim("afga.v16_table4_ablation", "seed 002 §6.2 Table 4; digest 002 §1.5, §3.2, §5 V16",
        "Table 4's ordering: +Gossip < FedAMSGrad < AFGA < CAFGA (accuracy), i.e. the reverse in ||grad f||^2.",
        kind="reproduction", where="§6.2, Table 4",
-       quote=TABLE4_QUOTE)
+       quote=TABLE4_QUOTE, checks=("V16",))
 @one_thread
 def v16_table4_ablation(ctx) -> Evidence:
     data = afga_ablation.compute(ctx)
@@ -64,7 +64,7 @@ def v16_table4_ablation(ctx) -> Evidence:
        "(M/N = 0.2).", kind="statement", where="§4, Remark 4.9",
        quote=r"the variance  $\sigma_g$  appears in  $O(\frac{1}{\sqrt{R\mathcal{I}M}})$  and smaller order terms "
              r"w.r.t. R,  $\mathcal{I}$ , and M for AFGA. … the dominant  $O(\frac{\sqrt{\mathcal{I}}}{\sqrt{RM}})$  "
-             r"term directly relates to the variance  $\sigma_g$")
+             r"term directly relates to the variance  $\sigma_g$", checks=("V17",))
 @one_thread
 def v17_heterogeneity(ctx) -> Evidence:
     steps, rounds, replicas = 4, ctx.pick(100, 400), ctx.pick(32, 64)
@@ -96,7 +96,7 @@ def v17_heterogeneity(ctx) -> Evidence:
        "At equal M on rings, CAFGA (rho_max of a ring of n) does at least as well as AFGA (ring of N), as the paper's "
        "tables report.", kind="reproduction", where="§6.1 (Results on CIFAR-10 and CIFAR-100), Tables 1-4",
        quote="We observe that AFGA shows improvement upon other baselines, and the proposed CAFGA achieves better "
-             "performance than AFGA.")
+             "performance than AFGA.", checks=("V18",))
 @one_thread
 def v18_cafga_vs_afga(ctx) -> Evidence:
     steps, rounds, replicas = 4, ctx.pick(200, 400), ctx.pick(16, 64)
@@ -118,7 +118,8 @@ def v18_cafga_vs_afga(ctx) -> Evidence:
 @claim("afga.v20_noiseless", "seed 002 Alg. 1, eq. (12); digest 002 §1.3 consequence (c), §5 V20",
        "With sigma = sigma_g = 0 every variant converges to x*, and with W = J AFGA's local phase is gradient descent "
        "with step eta_l M / N.", kind="digest", where="digest 002 §1.3 consequence (c), §5 V20",
-       quote=r"all methods converge to $\boldsymbol x^*$; with $W=J$, AFGA's local phase is GD with step $\eta_lM/N$")
+       quote=r"all methods converge to $\boldsymbol x^*$; with $W=J$, AFGA's local phase is GD with step $\eta_lM/N$",
+       checks=("V20",))
 @one_thread
 def v20_noiseless(ctx) -> Evidence:
     steps, lr, rounds, replicas = 4, 0.2, ctx.pick(300, 1000), 1

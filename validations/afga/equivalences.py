@@ -45,7 +45,7 @@ def _afga(**switches) -> dict:
        "Gossip with a doubly stochastic W preserves the client average: Delta_bar_r = -(eta_l/N) sum_t sum_{i in "
        "S_{r,t}} g^i_{r,t}.", kind="statement", where="App. E, eqs. (10)-(11)",
        quote=r"\bar{\boldsymbol{x}}_{r,t+1} = \bar{\boldsymbol{x}}_{r,t} - \eta_l \frac{1}{N} \sum_{i=1}^{N} "
-             r"\bar{\boldsymbol{g}}_{r,t}^i.")
+             r"\bar{\boldsymbol{g}}_{r,t}^i.", checks=("V3",))
 @one_thread
 def v3_average(ctx) -> Evidence:
     rounds, replicas = ctx.pick(5, 20), ctx.pick(3, 16)
@@ -67,7 +67,8 @@ def v3_average(ctx) -> Evidence:
        "AFGA with resample = off and gossip = off equals FedAMSGrad (local SGD by S_r, eq. (2) server).",
        kind="statement", where="§3.2 (after Alg. 1)",
        quote=r"If we remove the re-sampling step by setting  $S_{r,t} = S_t$  and remove the gossip communication step "
-             r"by setting  $x_{r,t+1}^i = x_{r,t'}^j$ , AFGA will reduce to standard FedAMSGrad algorithm.")
+             r"by setting  $x_{r,t+1}^i = x_{r,t'}^j$ , AFGA will reduce to standard FedAMSGrad algorithm.",
+       checks=("V4",))
 @one_thread
 def v4_fedamsgrad(ctx) -> Evidence:
     rounds, replicas = ctx.pick(30, 200), ctx.pick(4, 32)
@@ -82,7 +83,8 @@ def v4_fedamsgrad(ctx) -> Evidence:
 
 @claim("afga.v5_cafga_one_cluster", "seed 002 §5 Alg. 2; digest 002 §1.4, §5 V5",
        "CAFGA with K = 1 cluster equals AFGA.", kind="statement", where="App. E, proof of Thm 4.6",
-       quote="When there is only one cluster containing all clients [N] in the CAFGA framework, it reduces to AFGA.")
+       quote="When there is only one cluster containing all clients [N] in the CAFGA framework, it reduces to AFGA.",
+       checks=("V5",))
 @one_thread
 def v5_cafga_one_cluster(ctx) -> Evidence:
     rounds, replicas = ctx.pick(30, 200), ctx.pick(4, 32)
@@ -100,7 +102,7 @@ def v5_cafga_one_cluster(ctx) -> Evidence:
        kind="statement", where="§4 (after Assumption 4.5); App. F, Lemma F.4",
        quote=r"Specifically,  $\rho = 0$  indicates that all elements in the matrix W are  $\frac{1}{n}$ , and this "
              r"means that each client would be connected and communicated with other clients in the network with a "
-             r"mixing weight of  $\frac{1}{n}$ .")
+             r"mixing weight of  $\frac{1}{n}$ .", checks=("V6",))
 @one_thread
 def v6_complete_graph(ctx) -> Evidence:
     rounds, replicas = ctx.pick(20, 200), ctx.pick(4, 32)

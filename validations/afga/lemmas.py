@@ -65,7 +65,7 @@ def _run(ctx, eps: float, lr: float, keys: tuple[str, ...]) -> dict[str, np.ndar
        "sum_r ||m_r||^2 <= sum_r ||Delta_r||^2 on every trajectory (the lemma states it in expectation; its proof is "
        "pathwise).", kind="statement", where="App. F, Lemma F.7, eq. (91)",
        quote=r"\sum_{r=1}^{R} \mathbb{E}[\|\boldsymbol{m}_{r}\|^{2}] \leq "
-             r"\sum_{r=1}^{R} \mathbb{E}[\|\Delta_{r}\|^{2}].")
+             r"\sum_{r=1}^{R} \mathbb{E}[\|\Delta_{r}\|^{2}].", checks=("V9",))
 @one_thread
 def v9_momentum(ctx) -> Evidence:
     out = _run(ctx, 1e-3, 0.05, ("server.m", "afga.delta"))
@@ -81,7 +81,7 @@ def v9_momentum(ctx) -> Evidence:
        kind="statement", where="App. F, Lemma F.9, eq. (95)",
        quote=r"\sum_{r=1}^{R} \left\| \widehat{V}_{r-1}^{-1/2} - \widehat{V}_{r}^{-1/2} \right\|_{1} \le "
              r"\frac{d}{\sqrt{\epsilon}}, \quad \sum_{r=1}^{R} \left\| \widehat{V}_{r-1}^{-1/2} - "
-             r"\widehat{V}_{r}^{-1/2} \right\|^{2} \le \frac{d}{\epsilon}")
+             r"\widehat{V}_{r}^{-1/2} \right\|^{2} \le \frac{d}{\epsilon}", checks=("V10",))
 @one_thread
 def v10_preconditioner(ctx) -> Evidence:
     eps = 1e-6
@@ -101,7 +101,8 @@ def v10_preconditioner(ctx) -> Evidence:
        "max_j sqrt(vhat_{r,j} + eps) <= C_0 = sqrt(eta_l^2 I^2 G^2 + eps) along an AFGA run.", kind="statement",
        where="App. E.1, below eq. (15) (definition of C_0)",
        quote=r"$\|\boldsymbol{x}\|^2 C_0^{-1} \leq \|\boldsymbol{x}\|^2 (\hat{\boldsymbol{v}}_r + \epsilon)^{-1/2}"
-             r" \leq \|\boldsymbol{x}\|^2 \epsilon^{1/2}$ with  $C_0 = \sqrt{\eta_l^2 \mathcal{I}^2 G^2 + \epsilon}$")
+             r" \leq \|\boldsymbol{x}\|^2 \epsilon^{1/2}$ with  $C_0 = \sqrt{\eta_l^2 \mathcal{I}^2 G^2 + \epsilon}$",
+       checks=("V10b",))
 @one_thread
 def v10b_bounded_moments(ctx) -> Evidence:
     eps, radius = 1e-6, 4.0
@@ -164,7 +165,8 @@ F8 = dict(n_clients=50, block=5, steps=24, beta1=0.9, rounds=10)  # Setting 2: N
                "momentum m_{r-1} of Algorithm 1, which line 19 builds from the reporting average, whatever F.8's "
                "Delta_r means; any smooth bounded-below f whose gradient is a on the region one round visits gives the "
                "same path up to O(L eta_l I G). With ||m_r|| <= eta_l I G instead, the G^2 / R term of eq. (3) gains "
-               "the factor N/M (20 in Setting 1): the rate in R survives, a displayed constant does not")
+               "the factor N/M (20 in Setting 1): the rate in R survives, a displayed constant does not",
+       checks=("V10b",))
 def lemma_f8(ctx) -> Evidence:
     path = worst_path(**F8)
     bound, n, m, steps = F8["block"] / F8["n_clients"] * F8["steps"], F8["n_clients"], F8["block"], F8["steps"]
@@ -196,7 +198,8 @@ def lemma_f8(ctx) -> Evidence:
 
 @claim("afga.v10c_unbiased_report", "seed 002 eq. (12); digest 002 §1.3 consequence (b), §5 V10c",
        "With the local phase frozen, E_{S_r}[Delta_r] = Delta_bar_r.", kind="statement",
-       where="App. E, eqs. (11)-(12)", quote=r"Thus  $\overline{\Delta}_r$  is the unbiased estimate of  $\Delta_r$ .")
+       where="App. E, eqs. (11)-(12)", quote=r"Thus  $\overline{\Delta}_r$  is the unbiased estimate of  $\Delta_r$ .",
+       checks=("V10c",))
 @one_thread
 def v10c_unbiased_report(ctx) -> Evidence:
     rows = replay(PROBLEM, SAMPLER, build("topology", RING).W, STEPS, LR, 1, ctx.seed, 1)["rows"][0, 0]

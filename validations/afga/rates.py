@@ -61,7 +61,7 @@ def _flat_or_better(ctx, axis: str, grid, make, replicas: int) -> list:
 @claim("afga.v11_rate_in_R", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V11",
        "With the prescribed step sizes, (1/R) sum_r ||grad f(x_r)||^2 decays at least like R^{-1/2}.",
        kind="statement", where="§4, Thm 4.6 eq. (3), Corollary 4.7",
-       quote=COROLLARY_47)
+       quote=COROLLARY_47, checks=("V11",))
 @one_thread
 def v11_rate_in_R(ctx) -> Evidence:
     data = afga_rate.compute(ctx)
@@ -86,7 +86,7 @@ def v11_rate_in_R(ctx) -> Evidence:
        "At fixed R, AFGA's averaged ||grad f||^2 does not grow with the number of local steps I (leading term "
        "~ I^{-1/2}).", kind="statement", where="§4, Corollary 4.7; App. B (ablation of local iteration)",
        quote=COROLLARY_47 + " … This result backs up our theory that the increasing number of local steps would help "
-                            "the overall performance.")
+                            "the overall performance.", checks=("V12",))
 @one_thread
 def v12_local_steps(ctx) -> Evidence:
     rounds, grid, reps = ctx.pick(100, 400), ctx.pick([2, 4, 8, 16], [2, 4, 8, 16, 32]), ctx.pick(8, 32)
@@ -105,7 +105,7 @@ def v12_local_steps(ctx) -> Evidence:
 @claim("afga.v13_participation", "seed 002 Thm 4.6 eq. (3), Corollary 4.7; digest 002 §5 V13",
        "At fixed R and N, AFGA's averaged ||grad f||^2 does not grow with the number M of reporting clients "
        "(leading term ~ M^{-1/2}).", kind="statement", where="§4, Thm 4.6 eq. (3), Corollary 4.7",
-       quote=COROLLARY_47)
+       quote=COROLLARY_47, checks=("V13",))
 @one_thread
 def v13_participation(ctx) -> Evidence:
     rounds, steps, grid, reps = ctx.pick(100, 400), 4, ctx.pick([2, 4, 8], [2, 4, 5, 10, 20]), ctx.pick(16, 32)

@@ -301,7 +301,8 @@ WITNESS = np.array([[[1.0], [-1.0], [0.0], [0.0]]])  # K = 1, n = 4, m = 3: sum 
        defence="The authors would say 'with replacement' is a slip: the probabilities the proof writes (m/n after "
                "the misprinted m(m-1)/(n(n-1)), and m(m-1)/(n(n-1)) for pairs) are those of a uniform m-subset, and "
                "Alg. 1 keeps |S_r| = M. That is why the verdict is only 'depends on the reading', not violated: the "
-               "word must be corrected, since under sampling with replacement the lemma is false for m/n >= 0.6")
+               "word must be corrected, since under sampling with replacement the lemma is false for m/n >= 0.6",
+       checks=("V8",))
 def lemma_f6(ctx) -> Evidence:
     rng = np.random.default_rng(0)  # the digest's prototype instance: these draws, in this order
     y1, y2 = rng.standard_normal((1, 6, 3)), rng.standard_normal((2, 6, 3))

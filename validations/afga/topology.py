@@ -44,7 +44,7 @@ def _ring_rho(n: int, s: float = 1 / 3) -> float:
        where="§6.2 (Ablation of gossip averaging topology), Fig. 1",
        quote=r"For AFGA, we compare various of  $\rho$  from  $\rho = \{0, 0.455, 0.995\}$  calculated by balanced "
              r"fully-connected, random, and ring typologies correspondingly. … $\rho_{\max} = \{0, 0.335, 0.766, "
-             r"0.873\}$")
+             r"0.873\}$", checks=("V1",))
 def rho_ring(ctx) -> Evidence:
     checks, notes = [], []
     for n, text in ((50, "0.995"), (10, "0.873")):
@@ -76,7 +76,7 @@ def rho_ring(ctx) -> Evidence:
        "W has rho_max = max_k rho_k.", kind="digest", where="digest 002 §1.8 (topology table), §5 V19",
        quote=r"Weights $1/3,1/3,1/3$ reproduce both: $\rho=\frac13+\frac23\cos\frac{2\pi}{n}$ gives 0.99474 "
              r"($n=50$) and 0.87268 ($n=10$). … interpolated $W_\lambda=\lambda I+(1-\lambda)J$, which gives "
-             r"$\rho=\lambda$ exactly")
+             r"$\rho=\lambda$ exactly", partial=("V1", "V19"))
 def rho_spectra(ctx) -> Evidence:
     checks = []
     for n in (5, 20, 100):
@@ -123,7 +123,7 @@ def _support(W: np.ndarray) -> tuple[bool, bool]:
        kind="statement", where="§4 (after Assumption 4.5); App. C",
        quote=r"For a doubly stochastic matrix W,  $||W - \frac{1}{n}\mathbf{1}\mathbf{1}^{\top}||_2 \leq 1$  "
              r"naturally established … there is a counter-example if  $W_k = (W_2, 0; 0, I_{n-2})$ … which implies  "
-             r"$||W_k - (1/n)\mathbf{1}\mathbf{1}^T||_2 \le 1$")
+             r"$||W_k - (1/n)\mathbf{1}\mathbf{1}^T||_2 \le 1$", checks=("V2",))
 def mixing_norm(ctx) -> Evidence:
     n, draws = 8, ctx.pick(400, 4000)
     samples = [birkhoff(n, seed) for seed in range(draws)]
@@ -176,7 +176,7 @@ def _cluster_average(topology) -> np.ndarray:
        "One gossip step contracts the disagreement: ||(W - J)Y||_F <= rho ||Y||_F for every Y (per cluster for CAFGA: "
        "||(W - blockdiag(J_k))Y||_F <= rho_max ||Y||_F), and with W = J the disagreement is exactly 0.",
        kind="statement", where="App. F, proof of Lemma F.2",
-       quote=r"For the Frobenius norm, there is  $\|AB\|_F \leq \|A\|_2 \|B\|_F$")
+       quote=r"For the Frobenius norm, there is  $\|AB\|_F \leq \|A\|_2 \|B\|_F$", checks=("V7",))
 def gossip_contraction(ctx) -> Evidence:
     draws, d = ctx.pick(200, 5000), 3
     rng = np.random.default_rng([ctx.seed, 7])

@@ -42,7 +42,7 @@ def _label(name: str) -> str:
        kind="statement", where="§4, Remark 4.10; §6.2 (ablation of gossip averaging topology), Fig. 1(a)",
        quote=r"A larger value of  $\rho$  corresponds to a sparser network, which results in a larger variance term in "
              r"the convergence rate … which aligns with the theoretical result that smaller  $\rho$  can help reduce "
-             r"the impact of data heterogeneity")
+             r"the impact of data heterogeneity", checks=("V14",), partial=("CNN-F1",))
 @one_thread
 def v14_rho_effect(ctx) -> Evidence:
     data = afga_rho_effect.compute(ctx)
@@ -74,7 +74,7 @@ def _consensus(ctx, lr: float, topology: dict, rounds: int, replicas: int) -> np
        "The consensus error grows with rho and with eta_l^2 (exactly x4 after one step when eta_l doubles).",
        kind="digest", where="digest 002 §2.5 (Lemma F.3 row), §5 V15",
        quote=r"Shape test: the measured consensus error grows linearly in $t$, scales as $\eta_l^2$, and grows with "
-             r"$\rho$.")
+             r"$\rho$.", checks=("V15",))
 @one_thread
 def v15_consensus(ctx) -> Evidence:
     rounds, replicas, lr = ctx.pick(30, 200), ctx.pick(16, 64), PAPER_LIKE["lr"]
@@ -100,7 +100,7 @@ def v15_consensus(ctx) -> Evidence:
 @claim("afga.v19_threshold", "seed 002 Thm 4.6 (rho <= M/(M+N)), eq. (32); digest 002 §2.6, §5 V19",
        "The condition rho <= M/(M+N) is a proof artefact: across it AFGA degrades smoothly and monotonically in rho "
        "(W_lambda = lambda I + (1 - lambda) J has rho = lambda exactly).", kind="scope", where="§4, Thm 4.6",
-       quote=r"and the network spectral gap satisfies  $\rho \leq \frac{M}{M+N}$")
+       quote=r"and the network spectral gap satisfies  $\rho \leq \frac{M}{M+N}$", checks=("V19",))
 @one_thread
 def v19_threshold(ctx) -> Evidence:
     threshold = M / (M + N)

@@ -12,4 +12,5 @@ from theorylab.sources import register_paper
 
 register_paper("fedawe", "000_c5b371aeff7f93e4.txt",
                "Xiang, Ioannidis, Yeh, Joe-Wong, Su: Efficient Federated Learning against Heterogeneous and Non-stationary Client Unavailability (FedAWE, NeurIPS 2024)",
-               ('000_fedawe.md',), costs=Path(__file__).with_name("full_costs.json"))
+               ('000_fedawe.md',), costs=Path(__file__).with_name("full_costs.json"),
+               catalogue=Path(__file__).with_name("catalogue.json"))

@@ -77,7 +77,7 @@ def condition11_lr(c: Constants) -> float:
              r"\nabla F_{i}(\boldsymbol{x}_{i}^{\tau_{i}(t)+1}) … \left( \boldsymbol{Z}^{(t-1)} - \eta_l \eta_g "
              r"\widetilde{\boldsymbol{G}}^{(t-1)} \right) W^{(t-1)} … = \mathbb{1}_{\{i \in \mathcal{A}^{t}\}} "
              r"(t - \tau_{i}(t)) \sum_{r=0}^{s-1} \left( \nabla \ell_{i}(\boldsymbol{x}_{i}^{(t,r)}) - \nabla "
-             r"F_{i}(\boldsymbol{x}_{i}^{t}) \right) + s \nabla F_{i}(\boldsymbol{x}_{i}^{t})")
+             r"F_{i}(\boldsymbol{x}_{i}^{t}) \right) + s \nabla F_{i}(\boldsymbol{x}_{i}^{t})", checks=("7",))
 @one_thread
 def aux_recursion(ctx) -> Evidence:
     checks = []

@@ -59,7 +59,7 @@ def _baseline_config(ctx, algorithm: dict, dynamics: str = "stationary") -> RunC
        "is shown against a threshold of our own and does not decide.",
        kind="digest", where="digest 000 §8 item 11 (baselines of seed 000 §7: [55], [14], [20], [44])",
        quote=r"FedAU $\mathbb E[x^t]\to\approx x^\star$ … MIFA and FedVARP: $\mathbb E[x^t]\to x^\star$. … "
-             r"Under sine, FedAvg over active is biased toward high-$p$ clients.")
+             r"Under sine, FedAvg over active is biased toward high-$p$ clients.", checks=("11",))
 @one_thread
 def baselines(ctx) -> Evidence:
     problem = build("testbed", BASELINE_PROBLEM)

@@ -42,7 +42,7 @@ def _echo_traces(process, rounds: int, replicas: int, seed: int) -> tuple[int, i
        "every R.",
        kind="statement", where="§5, Proposition 1 (proof App. F.2)",
        quote=r"If $$\mathbb{1}_{\{i \in \mathcal{A}^{R-1}\}} = 1$$ , it holds that $\sum_{t=0}^{R-1} "
-             r"\mathbb{1}_{\{i \in \mathcal{A}^t\}} (t - \tau_i(t)) = R, \forall R \ge 1$")
+             r"\mathbb{1}_{\{i \in \mathcal{A}^t\}} (t - \tau_i(t)) = R, \forall R \ge 1$", checks=("1",))
 def prop1(ctx) -> Evidence:
     m, rounds, replicas = 20, ctx.pick(500, 2000), ctx.pick(200, 1000)
     base = fedawe_recipe(m, seed=ctx.seed)

@@ -69,7 +69,7 @@ VARIANT_READINGS = {  # Example 1's FedAvg and its limit formula (2) are lost in
                 "1 only shows FedAvg to be biased, which it is under both readings (0.1 and 0.0604, both far from "
                 "x* = 0.5; fedawe.fig2). Agreed: the bias stands. What stays open is which FedAvg the example and "
                 "(3) describe; over active clients the limit is not (3)'s minimiser, so the verdict depends on the "
-                "reading."))
+                "reading."), checks=("6",))
 def example1_fedavg_all(ctx) -> Evidence:
     p, u = np.array(EX1_P), np.array(EX1_U)
     theory = float(p @ u / p.sum())
@@ -87,7 +87,7 @@ def example1_fedavg_all(ctx) -> Evidence:
        "minimiser 0.1 of objective (3). The closed form is the digest's derivation: a claim about the digest.",
        kind="digest", where="digest 000 §4 table and §8 item 6",
        quote=r'FedAvg over active: $\to0.06044$ (MC 0.06038). The objective-(3) limit "$(p_1u_1+p_2u_2)/(p_1+p_2)$" '
-             r"holds for the *over-all* variant only.")
+             r"holds for the *over-all* variant only.", checks=("6",))
 def example1_fedavg_active(ctx) -> Evidence:
     p1, p2 = EX1_P
     q = np.array([p1 * (1 - p2 / 2), p2 * (1 - p1 / 2)])
@@ -111,7 +111,7 @@ def example1_fedavg_active(ctx) -> Evidence:
        "On Example 1, FedAvg with known p_i (updates scaled by 1/p_i) is unbiased: E[x^t] -> (u_1+u_2)/2 = x*. The "
        "paper says nothing of this baseline on Example 1: the limit is the digest's, a claim about the digest.",
        kind="digest", where="digest 000 §4 table and §8 item 6",
-       quote=r"FedAvg with known $p$: $\to0.5$ (MC 0.49994).")
+       quote=r"FedAvg with known $p$: $\to0.5$ (MC 0.49994).", checks=("6",))
 def example1_fedavg_known_p(ctx) -> Evidence:
     theory = float(np.mean(EX1_U))
     checks, _ = _example1(ctx, "known_p", theory, "closed form: the unweighted mean of the u_i, i.e. x*")
@@ -136,7 +136,7 @@ def _most_far(values: np.ndarray, far: float) -> Check:
        "digest §4): FedAWE's all-client mean converges to u-bar = x* everywhere, its server model is far from x* "
        "under most (p1, p2).",
        kind="reproduction", where="§4, Figure 2 and its caption",
-       quote=r"Under most of the choices of $p_1, p_2, x_{output}$ is far from $x^*$")
+       quote=r"Under most of the choices of $p_1, p_2, x_{output}$ is far from $x^*$", checks=("6",))
 def fig2(ctx) -> Evidence:
     data = fedawe_fig2.figure_data(ctx)
     awe = data["fedawe"]
@@ -197,7 +197,7 @@ def _example1_fedawe_config(ctx, lr: float, replicas: int, rounds: int) -> RunCo
        "these are the digest's limits and simulations, a claim about the digest.",
        kind="digest", where="digest 000 §4 table and §8 item 6",
        quote=r"FedAWE: $\mathbb E[\bar x^t]\to0.5$ within ~1e-4 for $\eta_l s\le0.25$ … FedAWE's server model "
-             r"$x^t$ stays biased toward client 1 … FedAWE with $\eta_l=0.2$, $s=5$ diverges")
+             r"$x^t$ stays biased toward client 1 … FedAWE with $\eta_l=0.2$, $s=5$ diverges", checks=("6",))
 @one_thread
 def example1_fedawe(ctx) -> Evidence:
     ubar = float(np.mean(EX1_U))

@@ -28,7 +28,7 @@ from theorylab.validations.fedawe.analysis import (ANALYSIS_L, ANALYSIS_NOTE, AN
        quote=r"Given Assumptions 2 and 4, it holds that … \leq \frac{6\eta_{l}^{2}\eta_{g}^{2}s^{2}}{\delta^{2}} "
              r"\left(\beta^{2} + 1\right) \frac{1}{T} \sum_{t=0}^{T-1} \mathbb{E}\left[\left\|\nabla "
              r"F(\bar{\boldsymbol{z}}^{t})\right\|_{2}^{2}\right] + \frac{6\eta_{l}^{2}\eta_{g}^{2}s^{2}}{\delta^{2}} "
-             r"\zeta^{2}")
+             r"\zeta^{2}", checks=("8",))
 @one_thread
 def prop2(ctx) -> Evidence:
     c = analysis_constants()
@@ -53,7 +53,7 @@ def prop2(ctx) -> Evidence:
        quote=r"Assuming that $\eta_l \leq \delta/(20sL)$ , and $\eta_l \eta_g \leq \delta(1 - \sqrt{\rho})/(10sL"
              r"(\sqrt{\rho} + 1))$ , under Assumption 2, 3 and 4, it holds that … \frac{1}{m} \sum_{i=1}^{m} "
              r"\frac{1}{T} \sum_{t=0}^{T-1} \sum_{i=1}^{m} \mathbb{E} \left[ \left\| \boldsymbol{z}_{i}^{t} - "
-             r"\bar{\boldsymbol{z}}^{t} \right\|_{2}^{2} \right]")
+             r"\bar{\boldsymbol{z}}^{t} \right\|_{2}^{2} \right]", checks=("8",))
 @one_thread
 def lemma6(ctx) -> Evidence:
     c = analysis_constants()
@@ -78,7 +78,7 @@ def lemma6(ctx) -> Evidence:
        kind="statement", where="§6.3, Lemma 3 (descent lemma; proof App. F.1)",
        quote=r"Suppose Assumptions 2, 3 hold and $\eta_l \eta_q \leq 9/(100sL)$ , it holds that … "
              r"\mathbb{E}\left[F(\bar{z}^{t+1}) - F(\bar{z}^{t}) \mid \mathcal{F}^{t}\right] &\leq "
-             r"-\frac{\eta_{l}\eta_{g}s}{4} \left\|\nabla F(\bar{z}^{t})\right\|_{2}^{2}")
+             r"-\frac{\eta_{l}\eta_{g}s}{4} \left\|\nabla F(\bar{z}^{t})\right\|_{2}^{2}", checks=("8",))
 @one_thread
 def lemma3(ctx) -> Evidence:
     c = analysis_constants()

@@ -37,7 +37,7 @@ def _random_laws(rng, sizes):
        "All but 'doubly stochastic' are the digest's derivations, so the claim is about the digest.",
        kind="digest", where="digest 000 §2.2 (eq. (4) of seed 000 §5)",
        quote=r"**[D] $W^{(t)}$ is idempotent** ($W^2=W$): it is the orthogonal projection that averages the active "
-             r"block. Hence $M^{(t)}=\mathbb E[W^{(t)}]$ … **[D] Two clients:** … so $\rho=1-p_1p_2$.")
+             r"block. Hence $M^{(t)}=\mathbb E[W^{(t)}]$ … **[D] Two clients:** … so $\rho=1-p_1p_2$.", checks=("2",))
 @one_thread
 def mixing(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 42]))
@@ -86,7 +86,7 @@ def mixing(ctx) -> Evidence:
        "Under A1 (p_i^t >= delta), rho = max_t lambda_2(M^(t)) <= 1 - delta^4 (1 - (1 - delta)^m)^2 / 8. Shown, "
        "not deciding: under the interleaved sine, outside A1, rho = 1 (digest §2.2).",
        kind="statement", where="§6.2, Lemma 4 (from [58])",
-       quote=r"Under Assumption 1, it holds that $\rho \leq 1 - \frac{\delta^4 (1-(1-\delta)^m)^2}{8}$")
+       quote=r"Under Assumption 1, it holds that $\rho \leq 1 - \frac{\delta^4 (1-(1-\delta)^m)^2}{8}$", checks=("3",))
 @one_thread
 def lemma4(ctx) -> Evidence:
     settings = {"m=2, p=(0.9, 0.1)": bernoulli([0.9, 0.1]), "m=2, p=(0.5, 0.5)": bernoulli([0.5, 0.5])}
@@ -126,7 +126,7 @@ def lemma4(ctx) -> Evidence:
        "radius of X -> E[W X W] on centred X, is at most rho (for m = 2 too, where it equals rho).",
        kind="statement", where="§5, Lemma 1 (from [35, 34, 51])",
        quote=r"For any matrix $B \in \mathbb{R}^{d \times m}$ , it holds that $\mathbb{E}_W[||B(\prod_{r=1}^t "
-             r"W^{(r)} - \mathbf{J})||_F^2] \le \rho^t ||B||_F^2$")
+             r"W^{(r)} - \mathbf{J})||_F^2] \le \rho^t ||B||_F^2$", checks=("4",))
 @one_thread
 def lemma1(ctx) -> Evidence:
     data = fedawe_lemma1.compute(ctx.pick(20000, 200000), ctx.seed)

@@ -95,7 +95,8 @@ def _rho_checks(ctx) -> list[Check]:
        defence=("The paper states an upper bound under (11) with unstated-constant asymptotics (13), not these "
                 "scalings; the exponents are the digest's reading of that bound at small steps, so whatever they "
                 "show says nothing against the paper. The verdict is inconclusive because the measured exponents "
-                "match the predicted ones within their intervals, which a one-sided test cannot confirm."))
+                "match the predicted ones within their intervals, which a one-sided test cannot confirm."),
+       checks=("9",))
 @one_thread
 def thm1_scaling(ctx) -> Evidence:
     lrs = np.asarray(SCALING_LRS)
@@ -138,7 +139,8 @@ def thm1_scaling(ctx) -> Evidence:
                 "(from 2^27 on) and their projected cost, years on this machine"),
        defence=("The authors would say Corollary 1 is asymptotic and assumes (11); we agree, and claim nothing "
                 "against it: the verdict is inconclusive because no affordable horizon reaches the corollary's "
-                "domain, not because a measurement disagrees (the explicit bound holds wherever we evaluate it)."))
+                "domain, not because a measurement disagrees (the explicit bound holds wherever we evaluate it)."),
+       checks=("10",))
 @one_thread
 def cor1_rate(ctx) -> Evidence:
     data = fedawe_rate.rate_data(ctx)
@@ -214,7 +216,7 @@ def _cor1_deviations(T) -> list[str]:
                 "horizon where (11) holds for the whole grid and the projected cost of running it"),
        defence=("The authors would say the speedup is an asymptotic statement under (11) and T large; we agree: the "
                 "verdict is inconclusive because the corollary's domain is out of reach, not because a measurement "
-                "disagrees (the explicit bound holds at every grid point)."))
+                "disagrees (the explicit bound holds at every grid point)."), checks=("10",))
 @one_thread
 def cor1_speedup(ctx) -> Evidence:
     data = fedawe_speedup.speedup_data(ctx)

@@ -36,7 +36,7 @@ def _staleness_samples(process, rounds: int, replicas: int, seed: int) -> tuple[
        "follow the product formula of the proof (stationary p: (1-(1-p)^{t+1})/p and -> (2-p)/p^2, digest §3.2).",
        kind="statement", where="§6.2, Lemma 2 (proof App. E)",
        quote=r"It holds for $t \geq 0$ that $\mathbb{E}[t - \tau_i(t)] \leq 1/\delta$ and "
-             r"$\mathbb{E}[(t - \tau_i(t))^2] \leq 2/\delta^2$")
+             r"$\mathbb{E}[(t - \tau_i(t))^2] \leq 2/\delta^2$", checks=("5",))
 @one_thread
 def lemma2(ctx) -> Evidence:
     rounds, replicas = ctx.pick(60, 200), ctx.pick(1000, 5000)

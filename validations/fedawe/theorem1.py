@@ -22,7 +22,8 @@ from theorylab.validations.fedawe.analysis import (ANALYSIS_NOTE, ANALYSIS_PROBL
              r"\eta_g L \delta_{\max} \sigma^2}{m \delta^2} + \frac{15 \eta_l^2 \eta_g^2 s^2 L^2 \sigma^2}{(1 - "
              r"\sqrt{\rho})^2 \delta^2} + \frac{2800 \eta_l^2 \eta_g^2 s^2 L^2 \zeta^2}{\delta^2 (1 - "
              r"\sqrt{\rho})^2} … \leq \frac{12 \left( F(\bar{\boldsymbol{x}}^0) - F^\star \right)}{\eta_l "
-             r"\eta_g s T} … \leq \frac{3\left(F(\bar{\boldsymbol{x}}^{0})-F^{\star}\right)}{\eta_{l}\eta_{g}sT}")
+             r"\eta_g s T} … \leq \frac{3\left(F(\bar{\boldsymbol{x}}^{0})-F^{\star}\right)}{\eta_{l}\eta_{g}sT}",
+       checks=("8",))
 @one_thread
 def thm1_bound(ctx) -> Evidence:
     c = analysis_constants()

@@ -26,4 +26,5 @@ from theorylab.sources import register_paper
 
 register_paper("masfl", "004_8bf94e068f51abae.txt",
                "Yan, Zhong, Wang, Zhang: Momentum-Driven Adaptivity: Towards Tuning-Free Asynchronous Federated Learning (MasFL / AdaMasFL, ICML 2025)",
-               ('004_masfl.md',), costs=Path(__file__).with_name("full_costs.json"))
+               ('004_masfl.md',), costs=Path(__file__).with_name("full_costs.json"),
+               catalogue=Path(__file__).with_name("catalogue.json"))

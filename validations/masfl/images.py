@@ -79,7 +79,7 @@ def specs(s: Setup) -> dict[str, dict]:
                "4 orderings the t-interval (2 degrees of freedom) spans tens of standard errors",
        defence="Nothing is claimed either way: the quick stand-in (digits, logistic model) is too small to separate "
                "the methods. A 'not reproduced' would in any case need the baselines' step sizes tuned as the paper "
-               "says ('optimally selected'), which these hand-picked ones are not.")
+               "says ('optimally selected'), which these hand-picked ones are not.", partial=("15",))
 @one_thread
 def image_ordering(ctx) -> Evidence:
     s = ctx.with_seeds(ctx.pick(QUICK, FULL))

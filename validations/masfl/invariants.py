@@ -42,7 +42,7 @@ def _config(ctx, algorithm: dict, **world) -> RunConfig:
        where="§3.1, Stale Control Variates",
        quote=r"The global control variate,  $c^{t+1}$ , is computed as the aggregation of all local control variates "
              r"(Line 7, Algorithm 1), ensuring  $c^{t+1} = \frac{1}{N} \sum_{i=1}^{N} c_i^{t+1}$ throughout the "
-             r"algorithm iteration.")
+             r"algorithm iteration.", checks=("1",))
 @one_thread
 def invariant(ctx) -> Evidence:
     checks = []
@@ -85,7 +85,7 @@ def _sets(n: int, size: int) -> np.ndarray:
        kind="statement", where="§3.1, the display after Algorithm 1",
        quote=r"$$\mathbb{E}_{\mathcal{S}_t}\left[\frac{1}{S}\sum_{i\in\mathcal{S}_t}\left(\boldsymbol{c}_i^{t+1}-"
              r"\boldsymbol{c}_i^t\right)+\boldsymbol{c}^t\right] = \frac{1}{N}\sum_{i=1}^N \boldsymbol{c}_i^{t+1} = "
-             r"\boldsymbol{c}^{t+1}$$")
+             r"\boldsymbol{c}^{t+1}$$", checks=("2",))
 @one_thread
 def unbiased(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 4]))
@@ -119,7 +119,7 @@ def lemma_b1_exact(omega: np.ndarray, size: int) -> float:
        quote=r"if we sample  $S \subset \{1, \dots, N\}$  uniformly randomly such that |S| = S, then it holds that … "
              r"$$\mathbb{E}\left[\left\|\frac{1}{S}\sum_{i\in\mathcal{S}}\boldsymbol{\omega}_i\right\|^2\right] "
              r"\leq \|\overline{\boldsymbol{\omega}}\|^2 + \frac{1}{SN}\sum_{i=1}^N \|\boldsymbol{\omega}_i - "
-             r"\overline{\boldsymbol{\omega}}\|^2.$$")
+             r"\overline{\boldsymbol{\omega}}\|^2.$$", checks=("3",))
 @one_thread
 def lemma_b1(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 5]))
@@ -161,7 +161,7 @@ def _geometry(ctx):
              r"\boldsymbol{\theta}^{t-\tau_{i}^{t}}\right\|^{2}\leq\frac{1}{3}\eta^{2}K^{2}\quad and … and "
              r"correspondingly  $\|\boldsymbol{\theta}^t - "
              r"\boldsymbol{\theta}^{t-\tau_i^t}\| \leq \sum_{\tau=t-\tau_i^t+1}^t \|\boldsymbol{\theta}^\tau - "
-             r"\boldsymbol{\theta}^{\tau-1}\| \leq \tau_i^t \gamma.$")
+             r"\boldsymbol{\theta}^{\tau-1}\| \leq \tau_i^t \gamma.$", checks=("4",))
 @one_thread
 def adamasfl_geometry(ctx) -> Evidence:
     problem = build("testbed", async_quadratic(10, 3, 6, sigma=0.5)["problem"])
@@ -205,7 +205,7 @@ ROUNDOFF = ("the invariance is exact in real arithmetic and is decided bit for b
 @claim("masfl.scale_invariance", "seed 004 Thm 4.1 ('problem-parameter-free'), Alg. 3-4; digest 004 §2.6, §5.2 "
        "check 5", "AdaMasFL on c f (noise x c) follows the same trajectory as on f; MasFL on c f with (gamma, eta) "
        "follows MasFL on f with (c gamma, c eta).", kind="digest", where="digest 004 §2.6, Rescaling of f [DERIVED]",
-       quote=r"AdaMasFL is **exactly invariant** to $f\to c f$ (with noise scaled by $c$).")
+       quote=r"AdaMasFL is **exactly invariant** to $f\to c f$ (with noise scaled by $c$).", checks=("5",))
 @one_thread
 def scale_invariance(ctx) -> Evidence:
     base = _config(ctx, {"name": "adamasfl", "gamma": 0.05, "eta": 0.01}, sigma=0.5).replace(every=10 ** 6)

@@ -55,7 +55,7 @@ def _setting(ctx):
        "precision, FedBuff stays at a biased point and AdaMasFL reaches an O(gamma + eta K) neighbourhood.",
        kind="digest", where="digest 004 §5.2 check 6 [SIM]: the paper states no exact-optimum property",
        quote=r"*Expected:* MasFL converges to $\theta^\star$ to machine precision; FedBuff (local SGD, $K>1$) "
-             r"converges to a biased point; AdaMasFL reaches an $O(\gamma+\eta K)$ neighbourhood.")
+             r"converges to a biased point; AdaMasFL reaches an $O(\gamma+\eta K)$ neighbourhood.", checks=("6",))
 @one_thread
 def exact_optimum(ctx) -> Evidence:
     n, s, m, rounds = _setting(ctx)
@@ -101,7 +101,7 @@ HETERO = {"MasFL": MASFL, "FedBuff": FEDBUFF, "CA2FL": {"name": "ca2fl", "lr": 0
        where="Abstract; §3.2 after Theorem 3.1; Table 1",
        quote="Notably, MasFL eliminates the restrictive bounded data heterogeneity assumption commonly required in "
              "existing AFL approaches, making it applicable to scenarios with arbitrarily heterogeneous data "
-             "distributions.")
+             "distributions.", checks=("10",))
 @one_thread
 def no_bdh(ctx) -> Evidence:
     n, s, m, _ = _setting(ctx)

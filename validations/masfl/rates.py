@@ -87,7 +87,8 @@ def _regime_or_pilot(ctx, threshold: float) -> tuple[tuple[int, ...], bool]:
                "inconclusive (a tight exponent), and App. C holds 14 to 21 times above the measurement",
        defence="The authors would say the rate is asymptotic; we agree, and fit no slope below the regime that App. "
                "C's own constants define. Inconclusive stands in quick mode because no quick horizon reaches it; "
-               "App. C's expression, being '<~', is shown as our reading of a bound, not as the theorem's relation.")
+               "App. C's expression, being '<~', is shown as our reading of a bound, not as the theorem's relation.",
+       checks=("7",))
 @one_thread
 def thm31_rate(ctx) -> Evidence:
     fields = synchronous_fields()
@@ -135,7 +136,7 @@ def thm31_rate(ctx) -> Evidence:
                "[-0.244, -0.240]), a shade shallower than -1/4 while the crossing still takes 9% to 5% of the run",
        defence="The authors would say that a finite-T slope cannot test an asymptotic rate; we agree: below our "
                "threshold no slope is fitted, and above it the slope is shown as our reading. Inconclusive is the "
-               "honest verdict: no horizon is shown by the theorem itself to be 'sufficiently large'.")
+               "honest verdict: no horizon is shown by the theorem itself to be 'sufficiently large'.", checks=("9",))
 @one_thread
 def thm41_rate(ctx) -> Evidence:
     fields = synchronous_fields()

@@ -60,7 +60,8 @@ def plateau(ratios: np.ndarray, threshold: float = 0.1) -> np.ndarray:
        "criterion of our own.", kind="statement", where="§4.1, Momentum-Driven Adaptivity and Server-Side Aggregation",
        quote="This gradient normalization mitigates sensitivity to learning rate choices by automatically adjusting "
              "the effective stepsizes based on local optimization landscape. … These designs collectively enable "
-             "AdaMasFL to achieve both normalization-induced stability and momentum-driven acceleration.")
+             "AdaMasFL to achieve both normalization-induced stability and momentum-driven acceleration.",
+       checks=("12",))
 @one_thread
 def lr_plateau(ctx) -> Evidence:
     data = compute(ctx)
@@ -154,7 +155,7 @@ def frozen_specs(ctx, T: int) -> dict[str, dict[str, dict]]:
                "gamma, Lemma D.1). We agree, which is why the verdict is inconclusive: the quadratic result follows "
                "the paper's own protocol (tune at the default M_c, freeze, raise M_c) and holds under each tuning "
                "criterion, so it bounds how far the abstract's general wording reaches, but it does not say that "
-               "Fig. 2 is wrong on FMNIST.")
+               "Fig. 2 is wrong on FMNIST.", checks=("13",), partial=("11",))
 @one_thread
 def asynchrony_robustness(ctx) -> Evidence:
     S, T, replicas = ROBUST["S"], ctx.pick(200, 600), ctx.pick(32, 64)

@@ -68,7 +68,7 @@ def sampled_fields(s: int) -> dict:
                "bound's own finite-T exponent",
        defence="The authors would say the speed-up is asymptotic ('for sufficiently large T'); we agree, and fit no "
                "exponent below the horizon App. C's own constants give. Quick mode is inconclusive because no quick "
-               "horizon reaches it, not because of any measurement.")
+               "horizon reaches it, not because of any measurement.", checks=("8",))
 @one_thread
 def speedup_sk(ctx) -> Evidence:
     replicas, checks, notes, traces = ctx.pick(8, 32), [], [], []

@@ -72,7 +72,7 @@ def readings_20(seed: int, replicas: int, steps: int) -> dict[str, dict]:
 
 
 @claim("masfl.delay_max", SOURCE, "At M_c = 20, S = 10 and U(0, 20) delays the FedBuff mechanism has tau_max = 4 "
-       "(the paper's quoted value).", kind="reproduction", quote=QUOTE_20, where=WHERE_20)
+       "(the paper's quoted value).", kind="reproduction", quote=QUOTE_20, where=WHERE_20, checks=("14",))
 @one_thread
 def delay_max(ctx) -> Evidence:
     s = sweep(ctx.seed)["sweep"][20]
@@ -103,7 +103,7 @@ def delay_max(ctx) -> Evidence:
                "on its third digit. The verdict stands as an unreproduced number only: the paper presents it as "
                "the delay of its own setting, and every reading of that setting the digest lists, plus the "
                "multiset reading, misses it by far more than the runs' spread; tau_max = 4 is reproduced "
-               "(masfl.delay_max).")
+               "(masfl.delay_max).", checks=("14",))
 @one_thread
 def delay_mean(ctx) -> Evidence:
     data = readings_20(ctx.seed, ctx.pick(4, REPLICAS), STEPS)
@@ -134,7 +134,8 @@ def delay_mean(ctx) -> Evidence:
 @claim("masfl.delay_sweep", SOURCE, "A larger concurrency M_c gives greater delays (Sec. 6); under R2 the mean "
        "staleness is (M_c - S)/S up to Little's O(1/T) residual.", kind="statement", where="§6, Fig. 2's paragraph",
        quote=r"Since the server updates the global model only after collecting a total of Sclient updates, a larger  "
-             r"$M_c$  enables more frequent global aggregations, resulting in greater asynchronous delays.")
+             r"$M_c$  enables more frequent global aggregations, resulting in greater asynchronous delays.",
+       checks=("13",))
 @one_thread
 def delay_sweep(ctx) -> Evidence:
     data = sweep(ctx.seed)
@@ -167,7 +168,8 @@ def delay_sweep(ctx) -> Evidence:
                "M_c = 20, masfl.delay_max)",
        defence="The digest's 10 is what its own 10 seeds happened to reach, and the mean staleness it reports, "
                "(M_c - S)/S, is exact (masfl.delay_sweep); the verdict stands for the maximum only: as a target "
-               "for check 13 the digest should give the law of tau_max over 10 x 600 steps, not one draw of it.")
+               "for check 13 the digest should give the law of tau_max over 10 x 600 steps, not one draw of it.",
+       checks=("13",))
 @one_thread
 def delay_sweep_max(ctx) -> Evidence:
     data = sweep(ctx.seed)["sweep"]

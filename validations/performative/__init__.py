@@ -20,4 +20,5 @@ from theorylab.sources import register_paper
 
 register_paper("performative", "003_a35d59abd2578376.txt",
                "Jin, Yin, Chen, Sun, Zhang, Liu, Liu: Performative Federated Learning: A Solution to Model-Dependent and Heterogeneous Distribution Shifts (preprint, May 2023)",
-               ('003_performative_fl.md',), costs=Path(__file__).with_name("full_costs.json"))
+               ('003_performative_fl.md',), costs=Path(__file__).with_name("full_costs.json"),
+               catalogue=Path(__file__).with_name("catalogue.json"))

@@ -22,7 +22,7 @@ from theorylab.validations.performative.common import GENERATOR_SETTINGS, SEED
        where="§4.1 (L300)",
        quote=r"For $\bar{\epsilon}\in[0,1)$, the PS solution is "
              r"$\theta^{PS}=\frac{\sum_{i=1}^N p_i m_i}{1-\bar{\epsilon}}$ … "
-             r"In experiment, we set $\bar{\epsilon}=0.9,\, \overline{m}=10$.")
+             r"In experiment, we set $\bar{\epsilon}=0.9,\, \overline{m}=10$.", checks=("V1",))
 def ps_closed_form(ctx) -> Evidence:
     from scipy.optimize import brentq
 
@@ -53,7 +53,8 @@ def ps_closed_form(ctx) -> Evidence:
        "theta_PO = sum p_i(1-eps_i)m_i / sum p_i(1-eps_i)^2 minimises the performative risk; PS = PO when the eps_i "
        "are homogeneous; theta_PO = 9.0909 (Var(eps)=0.1, homogeneous m) and 8.7195 / 8.8494 / 50.0 / 48.31 / 1.475 / "
        "1.667 for the generator settings.", kind="digest", where="digest 003 §4.1.3 [D] and TL;DR",
-       quote=r"I derived a closed-form PO (§4.1.3); PS and PO coincide when all $\epsilon_i$ are equal.")
+       quote=r"I derived a closed-form PO (§4.1.3); PS and PO coincide when all $\epsilon_i$ are equal.",
+       checks=("V2",))
 def po_closed_form(ctx) -> Evidence:
     from theorylab.performative.symbolic import derive
 

@@ -22,7 +22,7 @@ from theorylab.validations.performative.common import SEED, credit_problem
        where="§4.2 (L319-L324), Fig. 5; §5 (L330)",
        quote="To show the performance of P-FedAvg on a real world dataset … Figure 5 shows the loss function and the "
              "distance to the PS solution as the number of deployment rounds increases. … Our numerical results "
-             "validate our theory and discussion")
+             "validate our theory and discussion", checks=("V15",))
 @one_thread
 def credit_convergence(ctx) -> Evidence:
     problem, source = credit_problem(ctx)
@@ -85,7 +85,8 @@ def _real_erm_ps_gap(source: str) -> str:
        "Scheme I and Scheme II, especially for the two partial schemes, which with batch 16 converge as fast as full "
        "participation.", kind="statement", where="App. E.2 (L1242), Figs 8-10",
        quote="Using a larger batch size improves the convergence speed for all three schemes, especially for the two "
-             "schemes of partial participation, both converging as fast as the full participation with batch size 16.")
+             "schemes of partial participation, both converging as fast as the full participation with batch size 16.",
+       checks=("V18",))
 @one_thread
 def batch_size(ctx) -> Evidence:
     source = credit_source(ctx.quick)

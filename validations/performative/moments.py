@@ -27,7 +27,8 @@ from theorylab.validations.performative.common import SEED
        quote=r"Lemma C.1. Li et al. [2020b] (Unbiased sampling scheme). If $t + 1 \in \mathcal{I}_E$, for Scheme I and "
              r"Scheme II, we have … &= \frac{1}{K} \sum_{k=1}^{N} p_{k} \mathbb{E} \| \boldsymbol{w}_{k}^{t+1} - "
              r"\overline{\boldsymbol{w}}^{t+1} \|_{2}^{2}. … &= \frac{N}{K(N-1)}\left(1 - \frac{K}{N}\right)"
-             r"\sum_{i=1}^{N} p_{i}\mathbb{E}\|\boldsymbol{w}_{i}^{t+1} - \overline{\boldsymbol{w}}^{t+1}\|_{2}^{2}")
+             r"\sum_{i=1}^{N} p_{i}\mathbb{E}\|\boldsymbol{w}_{i}^{t+1} - \overline{\boldsymbol{w}}^{t+1}\|_{2}^{2}",
+       checks=("V6",))
 @one_thread
 def lemma_c2(ctx) -> Evidence:
     import torch
@@ -66,7 +67,8 @@ def lemma_c2(ctx) -> Evidence:
        "The exact mean and second-moment recursion of P-FedAvg on the Gaussian-mean testbed matches Monte Carlo for "
        "full participation, Scheme I, Scheme II and rescaled Scheme II.", kind="digest",
        where="digest 003 §5.2 [D, verified] and §8 V7",
-       quote="The exact moment engine matches Monte Carlo (ratio within MC CI, e.g. 0.99999 full with 200 reps).")
+       quote="The exact moment engine matches Monte Carlo (ratio within MC CI, e.g. 0.99999 full with 200 reps).",
+       checks=("V7",))
 @one_thread
 def exact_moments(ctx) -> Evidence:
     checks = []
@@ -98,7 +100,7 @@ def exact_moments(ctx) -> Evidence:
              r"\overline{\boldsymbol{\theta}}^t$ for any $i \in [N]$ … Lemma B.2. (Consensus Error) … then in full "
              r"participation, we have … \leq 4\eta_{t}^{2} (2E^{2} - E) \log E (48\sigma^{2} + 36\varsigma^{2}) "
              r"\mathbb{E} \|\overline{\boldsymbol{\theta}}^{0} - \boldsymbol{\theta}^{PS}\|_{2}^{2} + 4\eta_{t}^{2} "
-             r"(2E^{2} - E) \log E (24\sigma^{2} + 36\varsigma^{2}).$$")
+             r"(2E^{2} - E) \log E (24\sigma^{2} + 36\varsigma^{2}).$$", checks=("V10",))
 def consensus(ctx) -> Evidence:
     spec = gaussian_spec(weights="random")
     problem = gaussian_mean_paper(weights="random")

@@ -31,7 +31,7 @@ from theorylab.validations.performative.common import credit_problem
        defence="The authors may not have produced Fig. 1's full-participation curve with this path, or with random "
                "p. The finding is about the released code, not the paper: as released, its full-participation mode "
                "does not implement the paper's full participation for unequal p, and a user reproducing Fig. 1 with "
-               "it converges to the wrong point.")
+               "it converges to the wrong point.", checks=("V17",))
 def released_full_path(ctx) -> Evidence:
     problem = gaussian_mean_paper(weights="random")
     uniform_ps = float(problem.m.mean() / (1 - problem.eps.mean()))
@@ -63,7 +63,8 @@ def released_full_path(ctx) -> Evidence:
                "(digest: |theta_ERM - theta_PS| = 0.0998, the order of the logged final distances)",
        defence="The paper's figures may come from another version of the code, and theta_PS itself is computed with "
                "the eps_i. But as released the client's eps is read and unused in local training, so the code's "
-               "P-FedAvg is not the paper's performative algorithm, and its runs converge to theta_ERM, not theta_PS.")
+               "P-FedAvg is not the paper's performative algorithm, and its runs converge to theta_ERM, not theta_PS.",
+       checks=("V15",))
 @one_thread
 def released_credit_eps(ctx) -> Evidence:
     problem, source = credit_problem(ctx)

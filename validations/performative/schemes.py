@@ -72,7 +72,7 @@ def _mean_distance(ctx, t: int) -> Check:
                "averages uniformly and converges to 80.23 instead of 100 (performative.released_full_path). That "
                "explains the figure but not the sentence: with the paper's own full participation (weights p_i) the "
                "expected error of Scheme II exceeds full participation's under every reading and choice tried, so "
-               "'Scheme II converges the fastest' is not a property of the algorithm.")
+               "'Scheme II converges the fastest' is not a property of the algorithm.", checks=("V11",))
 @one_thread
 def scheme_ordering(ctx) -> Evidence:
     t = 100_000
@@ -115,7 +115,7 @@ def scheme_ordering(ctx) -> Evidence:
        "Fig. 4 (L318-L320)",
        quote="This experiment shows our algorithm still converges under a certain amount of heterogeneity. Comparing "
              "the performance of our algorithm on both figures, we can see shifting heterogeneity is the main factor "
-             "in performative federated learning.")
+             "in performative federated learning.", checks=("V14",))
 @one_thread
 def heterogeneity(ctx) -> Evidence:
     t = 100_000
@@ -146,7 +146,8 @@ def heterogeneity(ctx) -> Evidence:
        "With a constant learning rate (0.02, E = 10, full participation) P-FedAvg does not converge to theta_PS; "
        "decay is necessary.", kind="statement", where="§3.3 'Learning rate decay' (L286); App. E.1.1, Fig. 6",
        quote="We also empirically show that constant learning rates fail to converge in Figure 6. … Figure 6: Constant "
-             "learning rate on ExpGaussian. Full participation with E=10. The learning rate is set to 0.02.")
+             "learning rate on ExpGaussian. Full participation with E=10. The learning rate is set to 0.02.",
+       checks=("V12",))
 def constant_step(ctx) -> Evidence:
     problem = gaussian_mean_paper(weights="uniform")
     eta, E = 0.02, 10
@@ -178,7 +179,8 @@ def constant_step(ctx) -> Evidence:
        "Scheme II needs p_i = 1/N: with unequal p and no rescaling the aggregate mass is random and P-FedAvg does not "
        "converge; rescaling the local objectives (g_i = N p_i f_i) restores convergence.", kind="digest",
        where="digest 003 §2 (Scheme II with unequal p), §6 and §8 V13 [D]",
-       quote="Scheme II with non-uniform $p$ without rescaling does not converge (diverges in the G1 example).")
+       quote="Scheme II with non-uniform $p$ without rescaling does not converge (diverges in the G1 example).",
+       checks=("V13",))
 @one_thread
 def scheme2_unequal_p(ctx) -> Evidence:
     raw = dist2("random", "II", 20, [10_000, 100_000])
@@ -219,7 +221,7 @@ def scheme2_unequal_p(ctx) -> Evidence:
        "(to 4.07 for Scheme II, 2.16 for full participation by t = 5000) and then decays (0.294 / 0.0413 at t = 1e5).",
        kind="digest", where="digest 003 §8 V18 [D] (the Gaussian analogue of the paper's credit-scoring Fig. 11)",
        quote="the calculator refuses (η̂0 = 0). Exact engine for G1 (uniform $p$, $E=5$): the squared distance jumps "
-             "from 0 to 4.07 (Scheme II, $K=20$) or 2.16 (full) by $t=5000$")
+             "from 0 to 4.07 (Scheme II, $K=20$) or 2.16 (full) by $t=5000$", checks=("V18",))
 def delta0_zero(ctx) -> Evidence:
     problem = gaussian_mean_paper(weights="uniform", theta0=100.0)
     consts = for_gaussian(problem, 5, 20)

@@ -50,7 +50,7 @@ def _e_reading(label: str, panels: dict) -> Check:
        defence="The authors can answer that Fig. 2 counts communication rounds, the cost §3.3 weighs, and per round "
                "the statement holds at the horizons a figure of a few thousand rounds shows. That is why the verdict "
                "is inconclusive and not violated: only if Fig. 2's axis is local iterations, as in the released plot "
-               "script, does the statement fail, there at every horizon and in both panels.")
+               "script, does the statement fail, there at every horizon and in both panels.", checks=("V16",))
 @one_thread
 def effect_of_e(ctx) -> Evidence:
     panels = {"I": {}, "II": {}}  # scheme -> E -> errors at ITERATIONS + rounds * E
@@ -127,7 +127,7 @@ def _k_check(scheme: str, label: str, ks, values) -> Check:
                "and §3.3 argues that stragglers make large K slow in wall-clock time. But the error and the slope "
                "of Scheme II are monotone in expectation on both axes the released plot script uses (local "
                "iterations, and time scaled by C K/(N + 1)); the paper states no other time model, so 'first increase "
-               "then decrease' is not a property of Scheme II on its own testbed.")
+               "then decrease' is not a property of Scheme II on its own testbed.", checks=("V11",))
 @one_thread
 def effect_of_k(ctx) -> Evidence:
     checks = []

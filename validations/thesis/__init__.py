@@ -14,4 +14,5 @@ from theorylab.sources import register_paper
 
 register_paper("thesis", "001_3d656900a14cf39b.txt",
                "Rodio: Client Heterogeneity in Federated Learning Systems (PhD thesis, Université Côte d'Azur, 2024)",
-               ('001_thesis_ch1-3.md', '001_thesis_ch4-6.md'), costs=Path(__file__).with_name("full_costs.json"))
+               ('001_thesis_ch1-3.md', '001_thesis_ch4-6.md'), costs=Path(__file__).with_name("full_costs.json"),
+               catalogue=Path(__file__).with_name("catalogue.json"))

@@ -51,7 +51,7 @@ def _decomposition(problem: Quadratic, p, w):
              r"\epsilon_{\text{bias}} \leq \kappa^2 \cdot \underbrace{\chi_{\alpha\|\mathbf{p}}^2}_{\triangleq "
              r"\bar{\epsilon}_{\text{bias}}} \cdot \Gamma. \quad (2.11) … The term ϵ_{opt} , evaluated on the "
              r"trajectory determined by scheme (2.3), quantifies the optimization error associated with the biased "
-             r"objective F_B and asymptotically vanishes")
+             r"objective F_B and asymptotically vanishes", checks=("V6",))
 def thm2_3_2(ctx) -> Evidence:
     count, points = ctx.pick(120, 400), 20
     worst_210 = worst_211 = 0.0
@@ -125,7 +125,7 @@ def _biased_run(ctx) -> list[Check]:
        "eps_bias = F(w_B*) - F* <= 4 kappa^2 d_TV(alpha, p)^2 Gamma' with Gamma' = max_i F_i(w_B*) - F_i*.",
        kind="statement", where="§2.3.3, Theorem 2.3.4, eq. (2.20)",
        quote=r"\epsilon_{\text{bias}} \leq 4\kappa^2 \cdot \underbrace{d_{TV}^2(\boldsymbol{\alpha}, \mathbf{p})}_"
-             r"{\triangleq \bar{\epsilon}'_{\text{bias}}} \cdot \Gamma', \tag{2.20}")
+             r"{\triangleq \bar{\epsilon}'_{\text{bias}}} \cdot \Gamma', \tag{2.20}", checks=("V6",))
 def thm2_3_4(ctx) -> Evidence:
     count = ctx.pick(120, 400)
     worst = 0.0

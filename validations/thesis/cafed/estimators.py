@@ -72,7 +72,7 @@ def _errors(seed: int, replicas: int) -> dict[str, np.ndarray]:
        "grows, and the error of lambda_hat is larger than that of pi_hat (and, our reading, like t'^(-1/2)).",
        kind="statement", where="§2.5.2, 'Estimation of the clients' availability and correlation', Fig. 2.4a",
        quote="As expected, both errors decrease with an increasing number of observations, and the estimation error "
-             "for λ_i is larger than that for π_i .")
+             "for λ_i is larger than that for π_i .", checks=("V5",))
 @one_thread
 def rate(ctx) -> Evidence:
     replicas = ctx.pick(40, 200)
@@ -125,7 +125,7 @@ def rate(ctx) -> Evidence:
                "links ('The code for our experimental framework is available at'): run as published, its lambda_hat "
                "drifts to a wrong limit, by its formula and not by noise (the second check matches its exact mean). "
                "The thesis' own text (a Bayesian estimate of P_hat, then its eigenvalue) is checked by "
-               "thesis.estimators.rate and holds.")
+               "thesis.estimators.rate and holds.", checks=("V5",))
 @one_thread
 def repository(ctx) -> Evidence:
     replicas = ctx.pick(40, 200)
@@ -154,7 +154,8 @@ def repository(ctx) -> Evidence:
        "Bernoulli(p_i) participation when K p_i is large, and is biased low when 1/p_i is comparable to K.",
        kind="statement", where="§3.5.3, 'Online estimation of participation probabilities'",
        quote="we integrate FedStale with FedAU (S. Wang & Ji, 2024), a state-of-the-art algorithm for tracking client "
-             "participation dynamics, that balances bias and variance in the estimation through a cutoff mechanism.")
+             "participation dynamics, that balances bias and variance in the estimation through a cutoff mechanism.",
+       checks=("V26",))
 @one_thread
 def fedau(ctx) -> Evidence:
     p, K = np.array([0.5, 0.2, 0.1, 0.05, 0.02, 0.01]), 50

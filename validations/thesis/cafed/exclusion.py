@@ -79,7 +79,7 @@ def drive(config: RunConfig, draw=None) -> dict[str, np.ndarray]:
        kind="digest", where="digest 001 §2.6, the [D] caveat on (2.23)",
        quote=r"with exact quantities this equals $\sum_ip_i(F_i(\mathbf w)-F_i^*)=F_B(\mathbf w)-F_B^*+\big(F_B^*-"
              r"\sum_ip_iF_i^*\big)$, i.e. it *over-estimates* $\epsilon_{\rm opt}$ by the $q$-dependent heterogeneity "
-             r"term $F_B^*-\sum_ip_iF_i^*\ge0$")
+             r"term $F_B^*-\sum_ip_iF_i^*\ge0$", checks=("V11",))
 def proxy(ctx) -> Evidence:
     """The thesis says (2.23) can be used to *estimate* F_B(w) - F_B* (§2.4.2), never that it is exact, so this is
     a claim about the digest's derivation: the size of the estimate's offset, not an erratum."""
@@ -126,7 +126,7 @@ def proxy(ctx) -> Evidence:
        kind="statement", where="§2.4.3, 'The role of the hyper-parameter kappa_bar^2'",
        quote=r"A small value of $\bar{\kappa}^2$ penalizes the bias term in favor of the optimization error, resulting "
              r"in a larger number of excluded clients. … Asymptotically, for $\bar{\kappa}^2 \rightarrow \infty$, "
-             r"CA-Fed reduces to the *unbiased aggregation strategy*.")
+             r"CA-Fed reduces to the *unbiased aggregation strategy*.", checks=("V12",))
 def kappa_limits(ctx) -> Evidence:
     base = _class_mix(ctx, HETERO, records=10)
     replicas, rounds = base.replicas, base.rounds
@@ -168,7 +168,7 @@ def _class_means(values: np.ndarray) -> list[np.ndarray]:
              r"test accuracy by the end of the training time. … When both the intra-cluster and inter-cluster clients' "
              r"data distributions are homogeneous, CA-Fed starts considering the clients in cluster $\bar{c} = 9$ with "
              r"$\lambda_{\bar{c}} = 0.9$, and sequentially excludes, in order, all clients from clusters "
-             r"$\{9, 8, 7, 6\}$ (as shown in Fig. 2.5a).")
+             r"$\{9, 8, 7, 6\}$ (as shown in Fig. 2.5a).", checks=("V13",))
 def exclusion_order(ctx) -> Evidence:
     out = drive(_class_mix(ctx, HOMOGENEOUS, records=1))
     ex = _class_means(out["excluded"])

@@ -96,7 +96,7 @@ EARLY_K = (5, 2)  # K of the common setting, and of the digest's older scripts (
                "tuned at K = 5 and at K = 2 (every paired interval below 0), against the thesis' +2.8 pp; the late "
                "half holds",
        defence=defence(MODES_VARIED + "; in full mode the early half also with each method's eta_c tuned on the "
-                                      "grid, at K = 5 and at K = 2"))
+                                      "grid, at K = 5 and at K = 2"), checks=("V14",))
 @one_thread
 def kappa_tradeoff(ctx) -> Evidence:
     curves = _curves(ctx, thesis_fig2_2)
@@ -148,7 +148,8 @@ def kappa_tradeoff(ctx) -> Evidence:
                "interval of the gap contains the 2.8 pp tolerance: undecided under that choice. Under both it is "
                "nearer More available than Unbiased, and the kappa_bar^2 = 1e2 half holds",
        defence=defence(MODES_VARIED + " at one common step") + " 'Similar' is read with the thesis' own smallest reported effect (2.8 pp) as the "
-                              "tolerance; with the oracle minima the gap found is about 17 times larger.")
+                              "tolerance; with the oracle minima the gap found is about 17 times larger.",
+       checks=("V12",))
 @one_thread
 def small_kappa(ctx) -> Evidence:
     curves = _curves(ctx, thesis_fig2_2)
@@ -217,7 +218,7 @@ def tuned_pair(ctx, mode: str, rounds: int, K: int, kappa: float, other: str) ->
        because="on our testbed CA-Fed (kappa_bar^2 = 1) excludes clients it needs and ends 5.6-7.9 pp below AdaFed "
                "under both F_i* modes, with the common step and with each method's step tuned on a grid (every paired "
                "interval below 0); AdaFed's lead over the other baselines reproduces only in part (not over Unbiased)",
-       defence=defence(TUNED_VARIED))
+       defence=defence(TUNED_VARIED), partial=("V27",))
 @one_thread
 def fig2_1a_ordering(ctx) -> Evidence:
     curves = _curves(ctx, thesis_fig2_1)

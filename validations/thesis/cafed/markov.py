@@ -42,7 +42,7 @@ def _left_law(P: np.ndarray) -> np.ndarray:
        "The matrix (A.216) built from (pi, lambda_2) is stochastic exactly when max{1-1/pi, 1-1/(1-pi)} <= lambda_2 "
        "< 1; its rows sum to 1, its stationary law is [1-pi, pi], its eigenvalues are {1, lambda_2}, and (A.217)-"
        "(A.218) recover (pi, lambda_2) from it.", kind="statement", where="App. F.C, eqs. (A.216)-(A.218)",
-       quote=r"\lambda_2(\mathbf{P}_i) = p_0^{(k)} + p_1^{(k)} - 1. \quad (\text{A.218})")
+       quote=r"\lambda_2(\mathbf{P}_i) = p_0^{(k)} + p_1^{(k)} - 1. \quad (\text{A.218})", checks=("V1",))
 def two_state(ctx) -> Evidence:
     grid = [(p, l) for p in (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
             for l in np.linspace(ma.lambda_range(p)[0], 0.99, ctx.pick(9, 41))]
@@ -88,7 +88,8 @@ def two_state(ctx) -> Evidence:
        quote=r"To reduce the eigenvalue of the aggregate Markov chain, CA-Fed needs to exclude all clients in the "
              r"cluster $\bar{c} = \arg \max_{c \in \mathcal{C}} \lambda_c$. … Proposition F.1. The stationary "
              r"distribution of the Markov chain defined by $\tilde{\mathbf{P}} = \mathbf{P}_1 \otimes \mathbf{P}_2$ "
-             r"is the Kronecker product $\tilde{\boldsymbol{\rho}} = \boldsymbol{\pi}_1 \otimes \boldsymbol{\pi}_2$.")
+             r"is the Kronecker product $\tilde{\boldsymbol{\rho}} = \boldsymbol{\pi}_1 \otimes \boldsymbol{\pi}_2$.",
+       checks=("V2",))
 @one_thread
 def product_chain(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 214]))
@@ -146,7 +147,7 @@ def product_chain(ctx) -> Evidence:
        "diagonalizable chain) and lambda(P) = (lambda_bar_2 + 1)/2.", kind="statement",
        where="§2.3, eq. (2.5); App. B, Lemma B.16, (A.136)-(A.137)",
        quote=r"$$\max_{i,j \in [M]} \left| [\mathbf{P}^t]_{i,j} - \rho_j \right| \leq C_P \cdot \lambda(\mathbf{P})^t, "
-             r"\quad \text{for } t \geq T_P, \quad (5)$$")
+             r"\quad \text{for } t \geq T_P, \quad (5)$$", checks=("V3",))
 def mixing_bound(ctx) -> Evidence:
     rounds = ctx.pick(200, 400)
     mix = np.array(CH2_MIX * 2)
@@ -203,7 +204,7 @@ def mixing_bound(ctx) -> Evidence:
        where="App. F.A (Levin-Peres bounds); §2.5.2, 'Estimation of the clients' availability and correlation'",
        quote=r"which is given by $\max_{i \in \mathcal{N}} \frac{1}{(1-\lambda_i)\pi_i} = 100$. … "
              r"$(t_{\text{rel}} - 1) \log\left(\frac{1}{2\varepsilon}\right) \leq t_{\text{mix}}(\varepsilon) \leq "
-             r"\log\left(\frac{1}{\varepsilon \rho_{\min}}\right) t_{\text{rel}}$")
+             r"\log\left(\frac{1}{\varepsilon \rho_{\min}}\right) t_{\text{rel}}$", checks=("V4",))
 @one_thread
 def mixing_time(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 156]))

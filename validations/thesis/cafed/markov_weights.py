@@ -40,7 +40,7 @@ def _optimisation_error(problem, moments, p) -> np.ndarray:
        quote="we will prove in Theorem 2.3.3 that the update rule described by Eqs. (2.2) and (2.3) converges to the "
              "unique minimizer of a biased global objective F_B . … Theorem 2.3.3 (proof in Appendix B) proves "
              "convergence of the expected biased objective F_B to its minimum F_B^* under correlated client "
-             "availability.")
+             "availability.", checks=("V8",))
 def markov_limit(ctx) -> Evidence:
     problem, pi = _problem(), np.array(PI)
     chain = TwoStateMarkov(pi, [0.9, 0.5, 0.9, 0.5])
@@ -102,7 +102,7 @@ def markov_limit(ctx) -> Evidence:
        kind="statement", where="§2.3.2, after Theorem 2.3.3; §2.3.3.1, Guideline B",
        quote=r"Our bound (2.13) captures the effect of correlation through the factor $\ln(1/\lambda(\mathbf{P}))$: a "
              r"high correlation worsens the convergence rate. … Clients with large $\lambda(\mathbf{P}_i)$ tend to be "
-             r"available or unavailable for long periods of time.")
+             r"available or unavailable for long periods of time.", checks=("V10",))
 def correlation_harm(ctx) -> Evidence:
     problem, pi = _problem(), np.array(PI)
     lams, lr, steps = (0.0, 0.5, 0.9, 0.99), 0.05, 2

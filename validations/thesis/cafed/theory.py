@@ -27,7 +27,7 @@ from theorylab.claims import Evidence, claim
        quote=r"\Gamma \triangleq \sum_{i=1}^N \alpha_i [F_i(\mathbf{w}^*) - F_i^*] \leq \frac{1}{2\mu} \sum_{i=1}^N "
              r"\alpha_i \|\nabla F_i(\mathbf{w}^*) - \nabla F(\mathbf{w}^*)\|^2 \leq \frac{\sigma_g^2}{2\mu}, "
              r"\quad (1.8) … \sigma_g^2 \triangleq \sum_{i=1}^N \alpha_i \|\nabla F_i(\mathbf{w}^*)\|^2 \leq 2L "
-             r"\sum_{i=1}^N \alpha_i [F_i(\mathbf{w}^*) - F_i^*] \leq 2L\Gamma. \quad (1.9)")
+             r"\sum_{i=1}^N \alpha_i [F_i(\mathbf{w}^*) - F_i^*] \leq 2L\Gamma. \quad (1.9)", checks=("V7", "G1"))
 def remark_1_3_1(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 131]))
     worst_18 = worst_19 = 0.0
@@ -102,7 +102,7 @@ ROUNDING = "relative to max(1, |f(a)| + |f(b)|); 1e-12 absorbs floating-point ro
                "sum_k pi_k q_k of (A.171) the slice ||q||_1 = Q fixes pi^T q only when every pi_i is equal, and one "
                "pair of positive q on ||q||_1 = 1 with heterogeneous pi, evaluated in exact rational arithmetic, "
                "has its midpoint above the chord (64.66 > 63.24); so (2.19), whose constraint is ||q||_1 = Q, is "
-               "not shown convex by Appendix D.")
+               "not shown convex by Appendix D.", checks=("V15",))
 def chi2_convexity(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 173]))
     pairs = ctx.pick(2000, 20000)
@@ -132,7 +132,7 @@ def chi2_convexity(ctx) -> Evidence:
        "midpoint exceeds the chord for Q large, the two sides tending to (A.177) and (A.178).", kind="statement",
        where="App. D, Proposition D.1 and its proof (A.174)-(A.178)",
        quote=r"Proposition D.1. *The function $\chi_{\alpha\|p}^2(\mathbf{q})$ is not convex over "
-             r"$\mathbb{R}_{>0}^N$.*")
+             r"$\mathbb{R}_{>0}^N$.*", checks=("V15",))
 def chi2_nonconvexity(ctx) -> Evidence:
     n, alpha, Q = 4, np.array([0.4, 0.3, 0.2, 0.1]), 1e7
     uniform = np.full(n, Q / n)
@@ -153,7 +153,8 @@ def chi2_nonconvexity(ctx) -> Evidence:
        "form q_i* = (iota* pi_i - theta*) / A_ii on the support (A.204) with iota*, theta* of (A.206)-(A.207).",
        kind="statement", where="App. E.A-E.C, (A.192)-(A.207)",
        quote=r"and then the optimization problem defined by (A.194a)–(A.194e) is convex. We solve it with the method "
-             r"of Lagrange multipliers. … q_i^* = \frac{1}{A_{kk}} (\iota^* \pi_i - \theta^*); \quad (\text{A.204})")
+             r"of Lagrange multipliers. … q_i^* = \frac{1}{A_{kk}} (\iota^* \pi_i - \theta^*); \quad (\text{A.204})",
+       partial=("V16",))
 def q_kkt(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 192]))
     gap_value = gap_q = gap_theta = 0.0
@@ -209,7 +210,7 @@ REGIMES = {"8 clients (M = 2^8), sigma_i^2 = 1": (8, 1.0), "8 clients (M = 2^8),
                "dominate for any realistic noise, and there (A.204) does give q* increasing in pi; we agree, hence no "
                "erratum. What stays open is the step in E.B: it treats A_kk as a constant independent of pi_i, while "
                "(A.189) makes it proportional to pi_i, so the conclusion needs theta* > 0, which E.B does not show; "
-               "a clarification of the regime would settle it.")
+               "a clarification of the regime would settle it.", checks=("V16",))
 def guideline_a(ctx) -> Evidence:
     outcomes = {}
     for label, (n, sigma2) in REGIMES.items():

@@ -69,7 +69,7 @@ THM233 = ("Three clients, d = 2 Q-hetero quadratic with Gaussian noise, independ
              r"bounded as follows: … \left(\sum_{t=1}^T \eta_c^{(t)} \right) \mathbb{E} \left[F_B("
              r"\bar{\mathbf{w}}^{(T,0)}) - F_B^* \right] \leq \frac{\frac{1}{2} \mathbf{q}^\top \mathbf{\Sigma} "
              r"\mathbf{q} + v}{\boldsymbol{\pi}^\top \mathbf{q}} + \psi + \frac{\phi}{\ln(1/\lambda(\mathbf{P}))} "
-             r"\quad (\text{A.187})")
+             r"\quad (\text{A.187})", checks=("V9",))
 def thm2_3_3(ctx) -> Evidence:
     cfg, biased, rhs, sched, s = _thm233_setting((0.5, 0.9, 0.0), ctx.pick(20_000, 200_000))
     rounds = ctx.pick(200, 1000)
@@ -104,7 +104,7 @@ def thm2_3_3(ctx) -> Evidence:
        "with the correlation lambda_2 of the availability chains, as the theorem's right side does.",
        kind="statement", where="§2.3.2, after Theorem 2.3.3",
        quote=r"Our bound (2.13) captures the effect of correlation through the factor $\ln(1/\lambda(\mathbf{P}))$: a "
-             r"high correlation worsens the convergence rate.")
+             r"high correlation worsens the convergence rate.", checks=("V9",))
 def thm2_3_3_lambda(ctx) -> Evidence:
     lams, rounds, terms = (0.1, 0.5, 0.9, 0.99), ctx.pick(1000, 5000), ctx.pick(20_000, 200_000)
     settings = [_thm233_setting((lam,) * 3, terms) for lam in lams]

@@ -40,7 +40,7 @@ RIDGE = {"weight decay outside F_{i,e} (its definition, §5.3.3)": 0.0,
        "p = 0 (Table 5.4: +7.9 p.p. CIFAR10, +12.2 p.p. CIFAR100).", kind="statement",
        where="§5.4.3 'Enabling Node Collaboration through Probabilities p', Table 5.4",
        quote="These experiments clearly show that increasing p significantly improves the overall inference accuracy "
-             "by enabling stronger nodes to support weaker ones during training.")
+             "by enabling stronger nodes to support weaker ones during training.", checks=("C9",))
 @one_thread
 def p_ablation(ctx) -> Evidence:
     data = compute(ctx, splits=((80, 15, 5),), p_grid=(0.0, 0.1, 0.2))
@@ -122,7 +122,7 @@ def later_blocks(theta: torch.Tensor, shapes) -> torch.Tensor:
                "a compact W with bounded images. The verdict stands as a scope finding: §5.4 presents the ResNet-18 "
                "experiments as validating the analysis and explains them by its error terms, while A18 fails for "
                "every such network inside the theorem's own domain; unlike Ch. 4, which calls its MNIST CNN "
-               "non-convex, Ch. 5 does not say so")
+               "non-convex, Ch. 5 does not say so", checks=("C11",))
 @one_thread
 def assumptions(ctx) -> Evidence:
     runs = image_runs(ctx.seed, ctx.quick, ctx.extra_seeds)

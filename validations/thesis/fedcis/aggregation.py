@@ -61,7 +61,7 @@ def _draws(ctx, p) -> np.ndarray:
        where="App. D, Lemma D.2, eqs. (D.33)-(D.36)",
        quote=r"\mathbb{E}_{\xi^{(h(\tau))} | \mathcal{B}(\tau), \dots, \mathcal{B}(h(\tau)+1), "
              r"\mathcal{H}(h(\tau))} [\bar{\mathbf{w}}^{(\tau+1)\dagger}] = \bar{\mathbf{v}}^{(\tau+1)}. "
-             r"\quad (\text{D.33})")
+             r"\quad (\text{D.33})", checks=("C2",))
 @one_thread
 def unbiased(ctx) -> Evidence:
     p, alpha, deltas = setting(ctx.seed)
@@ -83,7 +83,7 @@ def unbiased(ctx) -> Evidence:
        "the proof's bound (D.43) sum alpha^2 (1-p)/p ||U||^2 holds when the exits' updates have non-negative "
        "inner products.", kind="statement", where="App. D, Lemma D.3's proof, eqs. (D.40)-(D.43)",
        quote=r"= \sum_{i=1}^N \sum_{e \in E_i} \alpha_{i,e}^2 \frac{1 - p_{i,e}}{p_{i,e}} \|\mathbf{U}_{i,e}\|^2. "
-             r"\quad (\text{D.43})")
+             r"\quad (\text{D.43})", checks=("C3",))
 @one_thread
 def sampling_variance(ctx) -> Evidence:
     p, alpha, deltas = setting(ctx.seed)
@@ -128,7 +128,8 @@ def sampling_variance(ctx) -> Evidence:
                "(thesis.ch5.sampling_variance); and that B is loose anyway. The lemma is stated for every node and "
                "update under Assumptions 16-19 with no condition on the inner products; the witness satisfies them "
                "(smooth, strongly convex quadratics, gradients bounded on a ball) and arises from the algorithm's own "
-               "local step. Theorem D.4 survives with the factor 1/p, which adds 4J^2 sum alpha^2 G_ie to B")
+               "local step. Theorem D.4 survives with the factor 1/p, which adds 4J^2 sum alpha^2 G_ie to B",
+       checks=("C3",))
 @one_thread
 def lemma_d3_bound(ctx) -> Evidence:
     p = np.array([[0.5, 0.5]])

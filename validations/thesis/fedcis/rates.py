@@ -48,7 +48,8 @@ def _topology_checks(name: str, parents, exits, local) -> list:
        "receives.", kind="statement", where="§5.3.1 Fig. 5.2 and (5.5); §5.4.2 'Serving Rates'",
        quote="Node 3 receives requests both locally and from its children, and serves all requests as it has no "
              "parent. … is the total serving rate of all nodes using exit e at inference time … x, y, and z "
-             "represent the percentage of inference requests served by nodes using Exits 1, 2, and 3, respectively")
+             "represent the percentage of inference requests served by nodes using Exits 1, 2, and 3, respectively",
+       checks=("C1",))
 @one_thread
 def rate_model(ctx) -> Evidence:
     checks = (_topology_checks("7 nodes (4/2/1)", *SEVEN_NODE, [0.25] * 4 + [0.0] * 3)
@@ -74,7 +75,7 @@ def rate_model(ctx) -> Evidence:
        where="§5.3.4 ('Serving Rate'), §5.4.2 ('Equal Weight'), Tables 5.1-5.2 column 33-33-33",
        quote="the optimal strategy sets the aggregation weights $\\tilde{\\Lambda}$ equal to the expected serving "
              "rates Λ . We refer to this configuration rule as ''Serving Rate'' … \"Equal Weight,\" which assigns "
-             "equal weight to all early exits")
+             "equal weight to all early exits", checks=("C8",))
 @one_thread
 def equal_serving(ctx) -> Evidence:
     exits = SEVEN_NODE[1]

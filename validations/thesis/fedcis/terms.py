@@ -49,7 +49,7 @@ def strategies(lam) -> dict[str, np.ndarray]:
        "and the bias eps_bias = sup_W |F_{D,Lambda~} - F_{D,Lambda}| <= 2M TV(Lambda~, Lambda) (D.9).",
        kind="statement", where="§5.3.4 'Configuration Rules'; App. D (D.8)-(D.9)",
        quote=r"the optimal strategy sets the aggregation weights $\tilde{\Lambda}$ equal to the expected serving "
-             r"rates Λ … \leq 2M \text{dist}_{\text{TV}}(\tilde{\Lambda}, \Lambda). \quad (\text{D.9})")
+             r"rates Λ … \leq 2M \text{dist}_{\text{TV}}(\tilde{\Lambda}, \Lambda). \quad (\text{D.9})", checks=("C5",))
 @one_thread
 def bias(ctx) -> Evidence:
     pop, m = population(THESIS_LIKE), loss_bound(THESIS_LIKE, RADIUS)
@@ -95,7 +95,7 @@ def _excess_and_sup(sizes, p, target, seed: int, replicas: int):
        "sqrt(Pdim(H_e)/|D_{e,p}|) (C = 320) predicts, and raising p enlarges |D_{e,p}| for the small exits.",
        kind="statement", where="§5.3.4 'Configuration Rules'; App. D (D.3)-(D.7)",
        quote=r"The probabilities $p_{i,e}$ can also play a role in further reducing the generalization error … "
-             r"= MC \sqrt{\frac{\text{Pdim}(H_e)}{|D_{e,p}|}}. \quad (\text{D.7})")
+             r"= MC \sqrt{\frac{\text{Pdim}(H_e)}{|D_{e,p}|}}. \quad (\text{D.7})", checks=("C6",))
 @one_thread
 def generalisation(ctx) -> Evidence:
     _, exits = SEVEN_NODE
@@ -136,7 +136,7 @@ def generalisation(ctx) -> Evidence:
        "exit 1 to exit 3 lowers eps_opt, and the best Lambda~ moves from Lambda toward later exits.",
        kind="statement", where="§5.3.4 'Configuration Rules'; App. E Table D.1",
        quote=r"To reduce ϵ_{opt} , earlier exits with higher variance should be assigned lower aggregation weights "
-             r"$\tilde{\Lambda}_e < \Lambda_e$ to lessen their impact during training.")
+             r"$\tilde{\Lambda}_e < \Lambda_e$ to lessen their impact during training.", checks=("C7",))
 @one_thread
 def reweighting(ctx) -> Evidence:
     _, exits = SEVEN_NODE

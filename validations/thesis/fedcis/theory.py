@@ -86,7 +86,7 @@ def runs(seed: int, quick: bool) -> tuple[tuple[int, ...], dict, dict]:
        "minimiser of F_{D,Lambda~} (exact linear solve).", kind="statement",
        where="§5.3.3 (the objective Algorithm 6 minimises); App. D Theorem D.4",
        quote=r"We can see from our aggregation rule that Algorithm 6 is minimizing $F_{D,\tilde{\Lambda}}(\mathbf{w}) "
-             r"\triangleq")
+             r"\triangleq", checks=("C4",))
 @one_thread
 def fixed_point(ctx) -> Evidence:
     s = setting(ctx.seed)
@@ -133,7 +133,7 @@ def fixed_point(ctx) -> Evidence:
        defence="The digest reads (5.7)'s O(B/(KT)) as a log-log slope of -1. A slope over a finite window is our "
                "reading: an O(1/(KT)) bound allows a shallower pre-asymptotic slope, so this claim tests the digest, "
                "not the thesis, whose explicit bound (D.49) holds at every recorded T (thesis.ch5.d49_bound). It "
-               "stays inconclusive because the interval cannot place the slope on either side of -1")
+               "stays inconclusive because the interval cannot place the slope on either side of -1", checks=("C4",))
 @one_thread
 def rate(ctx) -> Evidence:
     s = setting(ctx.seed)
@@ -153,7 +153,8 @@ def rate(ctx) -> Evidence:
        "||w^(1) - w*||^2), in theory mode; paper mode reported beside it.", kind="statement",
        where="App. D, Theorem D.4, eqs. (D.49)-(D.53)",
        quote=r"\frac{\kappa}{\gamma + JT} \left(\frac{2B}{\mu} + \frac{\mu(\gamma + 1)}{2} \mathbb{E} "
-             r"\left[\mathbf{w}^{(1)} - \mathbf{w}_{\tilde{\Lambda}}^* \right] \right), \quad (\text{D.49})")
+             r"\left[\mathbf{w}^{(1)} - \mathbf{w}_{\tilde{\Lambda}}^* \right] \right), \quad (\text{D.49})",
+       checks=("C4", "G2"))
 @one_thread
 def d49(ctx) -> Evidence:
     s = setting(ctx.seed)

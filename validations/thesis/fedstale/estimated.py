@@ -75,7 +75,7 @@ def _per_ratio(ctx, check_at) -> Evidence:
        "With FedAU-estimated participation probabilities FedVARP falls further behind FedStale(beta_opt) than with "
        "exact ones: Delta_1 grows.", kind="statement", where="§3.5.3, Fig. 3.5",
        quote=r"Moreover, FedVARP performs significantly worse than FedStale(β_{opt}) when client participation "
-             r"probabilities are estimated (Δ_1 values in Fig. 3.5).")
+             r"probabilities are estimated (Δ_1 values in Fig. 3.5).", checks=("V26",))
 def estimated_fedvarp(ctx) -> Evidence:
     def check_at(ratio, losses, best):
         if best == 1.0:
@@ -107,7 +107,7 @@ PAPER_LOWER = [r for r in RATIOS if PAPER_FEDAU[r][0] < PAPER_EXACT[r][0]]  # 5.
                 "undecided under both readings. Full mode (ratios 3-50.5, 2000 replicas) finds the lower beta "
                 "ahead at 50.5 only, where FedAU's cutoff bias is largest, beta* ahead of it at 3-10.5 and no higher "
                 "beta ahead anywhere: the first reading holds, the second is violated (1 ratio of 5), so the verdict "
-                "depends on the reading"))
+                "depends on the reading"), checks=("V26",))
 def estimated_beta(ctx) -> Evidence:
     lower_wins, not_higher = {}, {}
     for ratio in ctx.pick((25.5,), RATIOS[1:]):

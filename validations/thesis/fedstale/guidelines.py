@@ -37,7 +37,7 @@ def _monotone(table: np.ndarray, axis: int, sign: int) -> bool:
        quote=r"Guideline A: Increase the weight to stale updates, β , when data heterogeneity, σ_g^2 , increases. … "
              r"Relying solely on updates from participating clients is then optimal, as stale updates may only "
              r"introduce unnecessary noise. … Guideline B: Decrease the weight to stale updates, β , as client "
-             r"participation heterogeneity, p_{avg}/p_{\min} , increases.")
+             r"participation heterogeneity, p_{avg}/p_{\min} , increases.", checks=("V23",))
 def guidelines(ctx) -> Evidence:
     shifts = ctx.pick((0.0, 0.25, 0.5, 1.0), (0.0, 0.25, 0.5, 0.75, 1.0, 2.0))
     p_mins = ctx.pick((0.5, 0.1, 0.01), (0.5, 0.2, 0.1, 0.05, 0.02, 0.005))

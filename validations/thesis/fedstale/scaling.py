@@ -65,7 +65,7 @@ def _floors(problem, designs, K: int, eta_c: float, eta_s: float, rounds: int) -
        kind="statement", where="§3.4.1, after Corollary 3.4.3, eq. (3.12)",
        quote=r"However, FedVARP amplifies the stochastic gradient error through the ratio "
              r"$p_{\text{avg}}/p_{\text{min}}$, and this terms may become dominant as *client participation* becomes "
-             r"more *heterogeneous*.")
+             r"more *heterogeneous*.", checks=("V20",))
 def fedvarp_pmin(ctx) -> Evidence:
     designs = [equal_pvar_design(p) for p in P_MINS]
     summaries = [ch3.participation_summaries(p) for p in designs]
@@ -127,7 +127,7 @@ LOWER_L, LOWER_K, LOWER_HORIZON, LOWER_PMINS = 1.0, 4, 20, (0.5, 0.2, 0.1)
        "Omega((F(w1) - F*)/(p_min^3 T^3 + 1)) (3.13), with the constant that (B.141) implies.",
        kind="statement", where="§3.4.2, Theorem 3.4.4, eq. (3.13) and the sentence after it; App. B, (B.141)",
        quote=r"Theorem 3.4.4 proves that FedStale for any $\beta > 0$, and then FedVARP, requires at least $T \geq "
-             r"\Omega(1/p_{\text{min}})$ rounds to minimize objective (3.1).")
+             r"\Omega(1/p_{\text{min}})$ rounds to minimize objective (3.1).", checks=("V24",))
 def rounds_pmin(ctx) -> Evidence:
     h_star = lb.omega_constant()
     grid = float(np.max(lb.omega_ratio(np.linspace(0.0, 50.0, 500_001))))

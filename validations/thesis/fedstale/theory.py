@@ -38,7 +38,8 @@ def _span_minimum_lstsq(L: float, horizon: int, m: int) -> float:
        "3L^2/(8(m+1)(m+2)(2m+3)) for every horizon, and (B.140) 6L(F(0)-F*)/(t(2t+1)^2) equals it at m = t-1 when "
        "the horizon is t.", kind="statement", where="App. B, Lemma B.2, eq. (B.140) and its proof (B.B.2)",
        quote=r"the minimum squared norm of the gradient, evaluated at any point within the first t steps of any "
-             r"first-order black-box optimization procedure, satisfies: … = \frac{3L^2}{8t(t+1)(2t+1)},")
+             r"first-order black-box optimization procedure, satisfies: … = \frac{3L^2}{8t(t+1)(2t+1)},",
+       checks=("V25",))
 def lemma_b2(ctx) -> Evidence:
     L, horizons = 1.0, range(1, ctx.pick(16, 31))
     worst, worst_b140 = 0.0, 0.0
@@ -95,7 +96,8 @@ def b142_constant(ctx) -> Evidence:
        kind="statement", where="App. B.C, Theorem B.4, eqs. (B.141), (B.143); App. B.A, (B.134)",
        quote=r"\min_{1 \leq s \leq t} \mathbb{E} \left\| \nabla F(\mathbf{w}^{(s)}) \right\|^2 \geq \frac{3L \left("
              r"F(\mathbf{w}^{(1)}) - F^* \right)}{(p_{\min} t + 2)(4p_{\min} t + 9)^2}, \quad (\text{B.141}) … "
-             r"\mathbb{E}[k^{(t)}] \leq 3(1 - p_{\min}) + 2p_{\min} t \leq 3 + 2p_{\min} t. \quad (\text{B.143})")
+             r"\mathbb{E}[k^{(t)}] \leq 3(1 - p_{\min}) + 2p_{\min} t \leq 3 + 2p_{\min} t. \quad (\text{B.143})",
+       checks=("V24",))
 def lower_bound(ctx) -> Evidence:
     L, p_min, rounds = 1.0, 0.2, ctx.pick(40, 150)
     cfg = RunConfig(problem={"name": "nesterov_chain", "horizon": rounds, "L": L},
@@ -160,7 +162,8 @@ def _qshift_setting(beta: float, rounds: int, sigma: float = 0.5):
        "Under A6-A9 and admissible steps, min_{t<=T} E||grad F(w^(t))||^2 <= the right side of (B.124).",
        kind="statement", where="App. B, Theorem A.12, eq. (B.124) (Theorem 3.4.1 in §3.4.1)",
        quote=r"Theorem A.12 (FedStale's Convergence). *Within Assumptions 2–5 and specified learning rates (Eq. "
-             r"(B.89)), FedStale's expected squared gradient norm over T rounds is influenced by the initial errors")
+             r"(B.89)), FedStale's expected squared gradient norm over T rounds is influenced by the initial errors",
+       checks=("V20",))
 def thm3_4_1(ctx) -> Evidence:
     rounds = ctx.pick(300, 2000)
     checks, admissible = [], []
@@ -237,7 +240,7 @@ def step_conditions(ctx) -> Evidence:
        where="§3.4.3, eq. (3.14) and Guidelines A-B",
        quote=r"The quadratic dependency on β of the bound in Theorem 3.4.1, Eq. (3.10), guarantees a unique minimizer "
              r"$\beta^* \in [0, 1]$, generally different from the boundaries values of 0 and 1. … where a_1 and a_2 "
-             r"are positive numerical constants.")
+             r"are positive numerical constants.", partial=("V23",))
 def beta_star(ctx) -> Evidence:
     base = ch3.Ch3Setting(p=(1.0,) * 6 + (0.2,) * 6, L=1.0, sigma2=1.0, sigma_g2=1.0, K=5, gap=1.0, H1=1.0,
                           eta_c=0.01, eta_s=1.0, beta=0.5, T=1000)
@@ -286,7 +289,7 @@ def _local_runs(rng, A, c, w, sigma: float, K: int, eta_c: float, reps: int):
        kind="statement", where="App. B, Lemmas A.3-A.5, eqs. (B.26), (B.34), (B.40), (B.41)",
        quote=r"\left\| \mathbf{g}_i^{(t)} - \bar{\mathbf{g}}_i^{(t)} \right\|^2 \leq \frac{\sigma^2}{K}. \tag{B.26} … "
              r"\leq 2\eta_c^2 L^2 K(K-1) \left[\frac{\sigma^2}{K} + 2 \left\| \nabla F_i(\mathbf{w}^{(t)}) "
-             r"\right\|^2 \right]. \quad (\text{B.40})")
+             r"\right\|^2 \right]. \quad (\text{B.40})", checks=("V19",))
 def local_lemmas(ctx) -> Evidence:
     rng = np.random.Generator(np.random.PCG64([ctx.seed, 35]))
     s, _ = _qshift_setting(0.0, 1)
@@ -327,7 +330,7 @@ def local_lemmas(ctx) -> Evidence:
        quote=r"Corollary 3.4.2 shows that client participation heterogeneity only affects FedAvg convergence through "
              r"the variance factor $1/p_{\text{var}}$. … Conversely, this variance term increases with larger "
              r"participation heterogeneity, and may become the dominant factor in Eq. (3.11) that slows down FedAvg "
-             r"convergence.")
+             r"convergence.", checks=("V20",))
 def fedavg_pvar(ctx) -> Evidence:
     s, problem = _qshift_setting(0.0, 1)
     settings = [(0.5 + d,) * 2 + (0.5 - d,) * 2 for d in (0.0, 0.2, 0.3, 0.45)]  # p_avg = 0.5 throughout

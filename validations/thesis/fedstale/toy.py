@@ -43,7 +43,7 @@ STEPS_SPLIT = (0.1, 0.05)
        where="digest 001 §8, row V21",
        quote=r"with $\eta_c=0.05,\eta_s=1$ all $\beta$ diverge (effective weight $1/(Np_2)=50$); large $\beta$ "
              r"diverges first when $\eta_s\eta_cK$ grows (observed: at $\eta_c=0.1,\eta_s=0.05$, $\beta\ge0.8$ "
-             r"diverge, $\beta\le0.2$ converge)")
+             r"diverge, $\beta\le0.2$ converge)", checks=("V21",))
 def step_size(ctx) -> Evidence:
     replicas, split_rounds = ctx.pick(16, 64), ctx.pick(1000, 4000)
     problem = build("testbed", TOY)
@@ -95,7 +95,7 @@ def _window_gap(exact_gap: np.ndarray, window: int, every: int = 1) -> float:
        where="§3.3.1, 'A Motivating Example', Fig. 3.1 (b)-(d) and its caption",
        quote=r"Both algorithms eventually converge to the global optimum \mathbf{w}^* , consistently with the fact "
              r"that both Eqs. (3.5) and (3.7) are *unbiased*. … With a lower weight on stale updates ($\beta=0.8$), "
-             r"FedStale achieves faster convergence to the global optimum.")
+             r"FedStale achieves faster convergence to the global optimum.", checks=("V22",))
 def motivating_example(ctx) -> Evidence:
     rounds, window, every, replicas = ROUNDS, 1000, EVERY, ctx.pick(24, 100)
     lr, server_lr = STEPS

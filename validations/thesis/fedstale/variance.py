@@ -82,7 +82,7 @@ NOTE = ("N = 5 clients, p = (0.9, 0.6, 0.3, 0.1, 0.05), frozen g_i ~ N(0, I) and
        "for any memory h (Remark A.2).", kind="statement", where="App. B, Remark A.2; §3.3.2, eqs. (3.8)-(3.9)",
        quote=r"Remark A.2. For any algorithm, $\text{Algm} \in [\text{FedAvg}, \text{FedVARP}, \text{FedStale}]$, the "
              r"global pseudo-gradient $\Delta_{\text{Algm}}^{(t)}$ is unbiased with respect to both sources of "
-             r"randomness—client participation and stochastic gradients:")
+             r"randomness—client participation and stochastic gradients:", checks=("V17",))
 def unbiased(ctx) -> Evidence:
     g, h = frozen_updates(ctx.seed)
     g_bar, samples, checks = g.mean(0), _sampled(ctx, g, h), []
@@ -103,7 +103,7 @@ def unbiased(ctx) -> Evidence:
        "E_xi||Delta - g_bar||^2 = (1/N^2) sum_i (1-p_i)/p_i ||g_i - beta h_i||^2 (B.63).", kind="statement",
        where="App. B, proof of Lemma A.6, eqs. (B.62)-(B.63)",
        quote=r"= \frac{1}{N^2} \sum_{i=1}^N \frac{1-p_i}{p_i} \left\| (1-\beta)\bar{\mathbf{g}}_i^{(t)} + "
-             r"\beta(\bar{\mathbf{g}}_i^{(t)} - \mathbf{h}_i^{(t)}) \right\|^2 \quad (\text{B.63})")
+             r"\beta(\bar{\mathbf{g}}_i^{(t)} - \mathbf{h}_i^{(t)}) \right\|^2 \quad (\text{B.63})", checks=("V18",))
 def variance(ctx) -> Evidence:
     g, h = frozen_updates(ctx.seed)
     samples, checks = _sampled(ctx, g, h), []

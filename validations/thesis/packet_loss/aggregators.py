@@ -80,7 +80,7 @@ def sampled(ctx, u: np.ndarray) -> dict[str, np.ndarray]:
 @claim("thesis.ch4.lossless_equivalence", SOURCE + " U1",
        "With no losses (q = 0) FedAvg, DMA, PGA, DMA-PL, UDMA-PL and UPGA-PL produce identical iterates.",
        kind="statement", where="§4.2, Options 1-2 and (4.2), (4.4), (4.5) at q = 0",
-       quote="The DMA and PGA aggregation schemes are equivalent under lossless channels.")
+       quote="The DMA and PGA aggregation schemes are equivalent under lossless channels.", checks=("U1",))
 @one_thread
 def lossless_equivalence(ctx) -> Evidence:
     base = dict(problem={"name": "random_quadratic", "n_clients": 4, "dim": 3, "seed": 2, "sigma": 0.5},
@@ -107,7 +107,7 @@ def lossless_equivalence(ctx) -> Evidence:
        where="§4.2 before (4.4); §4.3 after (4.5)",
        quote="This observation suggests to unbiased the DMA-PL scheme in (4.2) as follows … As UDMA-PL, UPGA-PL is "
              "unbiased because it aggregates the pseudo-gradients with weights that compensate for clients' different "
-             "loss probabilities.")
+             "loss probabilities.", checks=("U2",))
 @one_thread
 def unbiased(ctx) -> Evidence:
     u = frozen_models(ctx.seed)
@@ -143,7 +143,7 @@ def unbiased(ctx) -> Evidence:
        where="App. C, Lemma A.1, eqs. (C.4)-(C.5)",
        quote=r"= \sum_{i \in \mathcal{N}} \alpha_i^2 \frac{q_i}{1 - q_i} \left\| \mathbf{w}_i^{(t,K)} \right\|^2. "
              r"\quad (\text{C.4}) … = \sum_{i \in \mathcal{N}} \alpha_i^2 \frac{q_i}{1 - q_i} "
-             r"\|\mathbf{w}_i^{(t,K)} - \mathbf{w}^{(t)}\|^2. \tag{C.5}")
+             r"\|\mathbf{w}_i^{(t,K)} - \mathbf{w}^{(t)}\|^2. \tag{C.5}", checks=("U3",))
 @one_thread
 def lemma_a1(ctx) -> Evidence:
     u = frozen_models(ctx.seed)

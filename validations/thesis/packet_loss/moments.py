@@ -41,7 +41,7 @@ def final_moments(cfg: RunConfig) -> tuple[float, float, np.ndarray]:
        "weights 0.913 / 0.087 for q = 0.1 / 0.9) and naive PGA-PL to argmin sum alpha_i (1 - q_i) F_i.",
        kind="statement", where="§4.3.2, 'UPGA-PL enables convergence under lossy channels'",
        quote="The UPGA-PL aggregation strategy (with decreasing learning rates) does not suffer then from residual "
-             "convergence errors as DMA-PL and UDMA-PL do.")
+             "convergence errors as DMA-PL and UDMA-PL do.", checks=("U6",))
 @one_thread
 def residuals(ctx) -> Evidence:
     rounds = ctx.pick(1000, 20000)
@@ -90,7 +90,8 @@ def residuals(ctx) -> Evidence:
        "fixed point w_eta is O(eta) from w* through client drift (K > 1).", kind="digest",
        where="digest 001_thesis_ch4-6 §2.5 item 4, §2.6, §6 U8 (the thesis' §4.3 gives only the stochastic-"
              "approximation condition sum eta^2 < infinity)",
-       quote=r"a constant $\eta$ should leave an $O(\eta)$ noise floor … halving $\eta$ roughly halves the floor")
+       quote=r"a constant $\eta$ should leave an $O(\eta)$ noise floor … halving $\eta$ roughly halves the floor",
+       checks=("U8",))
 @one_thread
 def constant_step_floor(ctx) -> Evidence:
     spec = {"name": "random_quadratic", "n_clients": N, "dim": 2, "seed": 3, "mu": 0.3, "L": 1.0}
@@ -124,7 +125,7 @@ def constant_step_floor(ctx) -> Evidence:
        "With identical clients (Gamma = 0) DMA-PL is unbiased too; only the variances differ.", kind="statement",
        where="§4.2, (4.3) (M. Chen et al.'s bound as the thesis labels it) and Def. 4.3.1",
        quote=r"\text{non-vanishing error due to statistical heterog. and packet loss} … If the local datasets are "
-             r"identical, then the functions $\{F_i\}_{i=1}^N$ coincide and $\Gamma = 0$.")
+             r"identical, then the functions $\{F_i\}_{i=1}^N$ coincide and $\Gamma = 0$.", checks=("U9",))
 @one_thread
 def homogeneous(ctx) -> Evidence:
     rounds = ctx.pick(400, 4000)

@@ -61,7 +61,7 @@ def drift_readings(name: str, measured: float, consts: Ch4Constants, rounds: int
        "With eta_t = 2/(mu(8 kappa + t - 1)), UPGA-PL's E F(w^(t+1)) - F* <= kappa/(8 kappa + t) (2KC/mu + 4L||w1 - "
        "w*||^2) (4.6)-(4.7), an O(1/t) rate.", kind="statement", where="§4.3.1, Theorem 4.3.1, eqs. (4.6)-(4.7)",
        quote=THEOREM + r" … \frac{\kappa}{8\kappa+t} \left(\frac{2KC}{\mu} + 4L \|\mathbf{w}^{(1)} - "
-                       r"\mathbf{w}^*\|^2 \right)")
+                       r"\mathbf{w}^*\|^2 \right)", checks=("U4",))
 @one_thread
 def theorem_4_3_1(ctx) -> Evidence:
     rounds = ctx.pick(1000, 10000)
@@ -98,7 +98,7 @@ def theorem_4_3_1(ctx) -> Evidence:
        where="§4.3.2 and §4.4.2",
        quote="the larger the loss probabilities, the larger is C and the slower the convergence predicted by the "
              "bound in (4.6) … a severe amount of packet losses ($q_1 = 0.1, q_2 = 0.9$) slows down but does not "
-             "prevent convergence to the optimal model, provided that UPGA-PL is used")
+             "prevent convergence to the optimal model, provided that UPGA-PL is used", checks=("U5",))
 @one_thread
 def loss_sensitivity(ctx) -> Evidence:
     rounds = ctx.pick(1000, 10000)
@@ -123,7 +123,7 @@ def loss_sensitivity(ctx) -> Evidence:
 @claim("thesis.ch4.remark_1_3_1", "seed 001 Ch. 1 Remark 1.3.1, Defs. 1.3.1-1.3.2; digest 001 §1, §6 G1",
        "Gamma <= sigma_g^2/(2 mu) and sigma_g^2 <= 2 L Gamma on the chapter's quadratics.", kind="statement",
        where="Ch. 1 §1.3.1, Remark 1.3.1, eqs. (1.8)-(1.9)",
-       quote=r"\leq \frac{\sigma_g^2}{2\mu}, \quad (1.8)$$ … \leq 2L\Gamma. \quad (1.9)$$")
+       quote=r"\leq \frac{\sigma_g^2}{2\mu}, \quad (1.8)$$ … \leq 2L\Gamma. \quad (1.9)$$", checks=("G1",))
 @one_thread
 def remark_1_3_1(ctx) -> Evidence:
     checks = []
@@ -144,7 +144,7 @@ def remark_1_3_1(ctx) -> Evidence:
        where="§4.3.1 Theorem 4.3.1; §4.4.1 (step grid); §4.4.2 (about 150 rounds)",
        quote=THEOREM + r" … we tuned the learning rate $\eta_c = \{\eta_c^{(t)}\}_{t>0}$ via grid search with "
                        r"values $\eta = \{10^{-3}, 10^{-2.5}, 10^{-2}, 10^{-1.5}, 10^{-1}\}$ … after around 150 "
-                       r"communication rounds")
+                       r"communication rounds", checks=("G2",))
 @one_thread
 def theory_vs_paper_mode(ctx) -> Evidence:
     rounds = ctx.pick(1000, 10000)

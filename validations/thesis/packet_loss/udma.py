@@ -44,7 +44,7 @@ def closed_form_mean(rounds: int, lr: float | None = None, x0: float = 0.0) -> n
        where="§4.2 after (4.4); App. C (C.4); §4.4.2 'Residual errors'",
        quote=r"the UDMA-PL scheme suffers a possibly large variance due to the randomness in the set "
              r"$\mathcal{S}^{(t)}$. Our analysis in Lemma A.1 confirms that this variance leads to a non-vanishing "
-             r"term, which prevents UDMA-PL from converging to the optimal model.")
+             r"term, which prevents UDMA-PL from converging to the optimal model.", checks=("U7",))
 @one_thread
 def udma_instability(ctx) -> Evidence:
     rounds = ctx.pick(200, 2000)
