@@ -208,7 +208,7 @@ class Quadratic:
         return not self._diagonal
 
     def grads_rows(self, x: torch.Tensor, rows, sample_k: torch.Tensor | None) -> torch.Tensor:
-        """:math:`A_i x_p - A_i u_i (+\varepsilon_p)` for the rows ``x`` ``(P, d)`` of clients ``rows.client``
+        """:math:`A_i x_p - A_i u_i (+\\varepsilon_p)` for the rows ``x`` ``(P, d)`` of clients ``rows.client``
         (diagonal Hessians: elementwise, the dense layout's arithmetic; full ones keep the table instead)."""
         if not self._diagonal:
             raise ValueError("full Hessians compute rows in the (R, m, d) table (rows_in_table)")

@@ -11,19 +11,20 @@ verdict that relation's rule gives:
 
 Relations (each rule is written here once; ``validations/`` never computes a verdict string):
 
-===========================  =====================================================================================
-:func:`equal`                 ``|measured - theory| <= atol`` (exact computations)
-:func:`in_interval`           Monte Carlo: ``theory`` inside the confidence interval of a mean (widened by ``atol``)
+================================  ================================================================================
+:func:`equal`                     ``|measured - theory| <= atol`` (exact computations)
+:func:`in_interval`               Monte Carlo: ``theory`` inside the confidence interval of a mean (widened by
+                                  ``atol``)
 :func:`at_most`/:func:`at_least`  an inequality; with samples, decided by the interval: inconclusive when it straddles
-:func:`paired_difference`     Monte Carlo: the mean of paired per-seed differences is ``> 0`` (or ``>= 0``)
-:func:`slope_check`           a fitted log-log slope against a bound's exponent, decided by its interval
-:func:`printed`               a value printed in a paper, reproduced up to its last digit or by a stated reading
-:func:`trend`                 an exactly computed qualitative fact (a ratio below one, a sequence decreasing)
-:func:`max_standardised_gap`  Monte Carlo: many exact values against their sample means at once (Bonferroni)
-:func:`definitional`          the same formula on both sides: guards the code, never decides a verdict
-:func:`across`                one statement under every reading the digest lists (or every free choice the paper
-                              leaves open): violated only when all violate, inconclusive when they disagree
-===========================  =====================================================================================
+:func:`paired_difference`         Monte Carlo: the mean of paired per-seed differences is ``> 0`` (or ``>= 0``)
+:func:`slope_check`               a fitted log-log slope against a bound's exponent, decided by its interval
+:func:`printed`                   a value printed in a paper, reproduced up to its last digit or by a stated reading
+:func:`trend`                     an exactly computed qualitative fact (a ratio below one, a sequence decreasing)
+:func:`max_standardised_gap`      Monte Carlo: many exact values against their sample means at once (Bonferroni)
+:func:`definitional`              the same formula on both sides: guards the code, never decides a verdict
+:func:`across`                    one statement under every reading the digest lists (or every free choice the
+                                  paper leaves open): violated only when all violate, inconclusive when they disagree
+================================  ================================================================================
 
 **Who may accuse.**  Only the paper's own relation — its inequality, number, ordering or rate — can make a claim
 *violated* (``shared/DESIGN.md``, "Findings").  A check's ``role`` says what it is to its claim:
@@ -300,7 +301,7 @@ def bonferroni_z(comparisons: int, level: float = FAMILY_LEVEL) -> float:
 
 
 def max_standardised_gap(name: str, z_max: float, comparisons: int, note: str = "") -> Check:
-    """Many exact values against their Monte Carlo means at once: ``z_max`` is the largest |mean - exact| / s.e.
+    """Many exact values against their Monte Carlo means at once: ``z_max`` is the largest ``|mean - exact| / s.e.``
     over ``comparisons`` of them; holds iff it stays below the Bonferroni critical value of the check's level."""
     def decide(level: float) -> Check:
         crit = bonferroni_z(comparisons, level)

@@ -5,7 +5,7 @@ its claim ids, the seed file of ``shared/seeds/`` that holds the paper's text, i
 title for the errata report.  A claim's ``quote`` is looked up in that text by :func:`find_quote`, after
 :func:`normalise` has undone what PDF extraction does to words: line breaks and runs of spaces, words hyphenated
 across a line ("two-\\nlevel", "two- level", "twolevel" all read "twolevel"), typographic quotes and dashes.  A
-quote may skip words with `` … ``: its pieces must occur in order.
+quote may skip words with ``" … "``: its pieces must occur in order.
 
 The texts are found under ``$THEORYLAB_SHARED`` or the ``shared/`` folder beside the repository (``../shared``);
 :func:`shared_dir` is ``None`` when neither exists (an installed wheel), and then no quote can be checked.

@@ -1,13 +1,13 @@
 r"""FedAWE's availability dynamics :math:`p_i^t = \mathrm{clip}(p_i f_i(t), 0, 1)` (seed 000 §7, App. J; digest 000 §5).
 
-===================  =========================================================================
-``stationary``       :math:`f(t) = 1`
-``staircase``        :math:`f(t) = 1` on the first half of each period, ``low`` (0.4) on the second:
-                     :math:`1` if :math:`\lfloor t/(P/2)\rfloor` is even, else ``low``
-``sine``             :math:`f(t) = \gamma\sin(2\pi t/P) + (1-\gamma)`
-``interleaved_sine`` :math:`p_i^t = p_i g(t)\,\mathbb 1\{p_i g(t) \ge \delta_0\}`,
-                     :math:`g(t) = \gamma\sin(2\pi t/P)+(1-\gamma)`
-===================  =========================================================================
+====================  =========================================================================
+``stationary``        :math:`f(t) = 1`
+``staircase``         :math:`f(t) = 1` on the first half of each period, ``low`` (0.4) on the second:
+                      :math:`1` if :math:`\lfloor t/(P/2)\rfloor` is even, else ``low``
+``sine``              :math:`f(t) = \gamma\sin(2\pi t/P) + (1-\gamma)`
+``interleaved_sine``  :math:`p_i^t = p_i g(t)\,\mathbb 1\{p_i g(t) \ge \delta_0\}`,
+                      :math:`g(t) = \gamma\sin(2\pi t/P)+(1-\gamma)`
+====================  =========================================================================
 
 Defaults are the paper's: :math:`P = 20`, :math:`\gamma = 0.3`, ``low`` = 0.4, :math:`\delta_0 = 0.1`.
 Under the interleaved sine some :math:`p_i^t = 0`, which violates FedAWE's A1.

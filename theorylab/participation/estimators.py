@@ -11,7 +11,9 @@ kernel merges the dicts below into its own state and ``hold_empty`` treats them 
 ``transition_hat(counts, prior, variant)``         :math:`(\hat P_{00}, \hat P_{11})`
 ``lambda_hat(counts, prior, variant)``             :math:`\hat\lambda_i = \hat P_{00} + \hat P_{11} - 1`
 ``pi_hat_stationary(counts, prior)``               :math:`\hat\pi_i` as the stationary law of :math:`\hat{\mathbf P}_i`
-``init_fedau(...)``, ``update_fedau(state, active, cutoff)``, ``fedau_weights(state)``  FedAU's :math:`\omega_i`
+``init_fedau(...)``                                FedAU's state (gap counters and completed intervals)
+``update_fedau(state, active, cutoff)``            one round of FedAU's interval bookkeeping
+``fedau_weights(state)``                           FedAU's weights :math:`\omega_i`
 ``observe(process, rounds, streams)``              the masks a server observes, round by round
 =================================================  ==========================================================
 

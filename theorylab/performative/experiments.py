@@ -28,7 +28,7 @@ R_DEFAULTS = ("Settings the paper does not state are the authors' code's [R] (di
 
 
 def default_weights(scheme: str) -> str:
-    """[R]: the authors' "with_" and "full_" runs use random p; "without_" (Scheme II) uses p = 1/N."""
+    """[R]: the authors' ``with_`` and ``full_`` runs use random p; ``without_`` (Scheme II) uses p = 1/N."""
     return "uniform" if scheme == "II" else "random"
 
 
