@@ -26,6 +26,16 @@ process), so load drift on a shared machine affects all of them alike; a worker 
 with the end of its stderr and the others go on.  Targets on a GPU: kernels >= 5x the research loop
 and >= 50% of the ceiling.
 
+**Allocator.**  Every worker runs with glibc's heap trimming off (``--malloc steady``, the default; it sets
+:data:`STEADY_MALLOC` in the workers' environment, the same for every method).  By default glibc hands the top of its
+heap back to the kernel whenever 32 MiB there are free, which the CNN's per-step activations (tensors of 16 MiB) free
+on most steps, and the next step takes the pages back one 4 KiB page fault at a time.  Whether that happens depends on
+the exact order of a method's allocations, not on its work: on a CPU (2 cores, 2026-11-26) the same code had 0 to
+415k faults per round of 40 client steps, the research loop as much as the kernel, and they cost 10-25% of a round,
+so the default allocator made the ratio a draw between 0.8x and 1.1x.  With trimming off every method has almost no
+faults.  ``--malloc default`` leaves glibc as it is; a user's own CPU run gets the steady behaviour from the same
+environment variable.
+
 Run: ``python benchmarks/cnn_round.py [--clients 100] [--device cuda]``.
 """
 
@@ -34,6 +44,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -52,6 +63,9 @@ from theorylab.rng import Streams
 from theorylab.runner import build_run
 
 LR = 0.05
+# glibc keeps freed memory instead of trimming its heap (threshold 1 GiB); allocations below 32 MiB (glibc's own
+# dynamic maximum, reached by any run that frees a large tensor) come from the heap (module docstring, "Allocator")
+STEADY_MALLOC = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"
 
 
 def synchronize(device: str) -> None:
@@ -172,10 +186,11 @@ class Worker:
 
     STDERR_LINES = 20
 
-    def __init__(self, name: str, argv: list[str]):
+    def __init__(self, name: str, argv: list[str], env: dict | None = None):
         self.name, self.seconds, self.error = name, [], None
         self.log = tempfile.TemporaryFile("w+")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=env)
         self._guard(lambda: self._expect(self._ask(None), "ready"))
 
     def round(self) -> None:
@@ -245,6 +260,22 @@ def worker_argv(args, name: str) -> list[str]:
             "--ceiling-batch", str(args.ceiling_batch)]
 
 
+def worker_env(malloc: str) -> dict | None:
+    """The workers' environment: this one, with :data:`STEADY_MALLOC` added for ``--malloc steady``."""
+    if malloc == "default":
+        return None
+    env = dict(os.environ)
+    env["GLIBC_TUNABLES"] = ":".join(filter(None, (env.get("GLIBC_TUNABLES"), STEADY_MALLOC)))
+    return env
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def strategies(device: str) -> list[str]:
     """Gradient strategies the network problem allows for a float32 CNN on ``device``."""
     return ["loop"] if device == "cpu" else ["loop", "vmap"]
@@ -259,15 +290,18 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--chunk", type=int, default=64, help="clients per vmap call")
     parser.add_argument("--ceiling-batch", type=int, default=0, help="cap on the ceiling's batch (0: clients x batch)")
+    parser.add_argument("--malloc", choices=("steady", "default"), default="steady",
+                        help="glibc heap trimming off in every worker (steady) or glibc's defaults (module docstring)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
     print(f"one FedAvg round: {args.clients} clients x {args.steps} steps x batch {args.batch}, FedAWE CIFAR CNN, "
-          f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+          f"device {args.device}, torch {torch.__version__}, threads {torch.get_num_threads()}, malloc {args.malloc}")
+    print(f"load average before: {load_average()}")
     names = [f"kernel:{s}" for s in strategies(args.device)] + ["research", "ceiling"]
-    workers = [Worker(name, worker_argv(args, name)) for name in names]
+    workers = [Worker(name, worker_argv(args, name), worker_env(args.malloc)) for name in names]
     for _ in range(args.rounds):  # alternate, so that load drift on a shared machine hits every method alike
         for w in workers:
             w.round()
@@ -277,6 +311,7 @@ def main() -> None:
         results[w.name] = w.stats()
         if "seconds" in results[w.name]:
             results[w.name]["samples_per_s"] = samples / float(np.median(results[w.name]["seconds"]))
+    print(f"load average after:  {load_average()}")
     print(f"{'method':>16} {'samples/s':>11} {'peak RSS MB':>12} {'peak CUDA MB':>13}")
     for name, r in results.items():
         if "error" in r:

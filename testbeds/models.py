@@ -18,6 +18,15 @@ The fast heads ``mlp`` (one ReLU hidden layer) and ``logistic`` use the default 
 Every model is built on the ``meta`` device and initialised from an explicit ``torch.Generator``,
 so no global random state is read or advanced.  Models hold parameters only (no buffers), which
 is what lets a model be one flat vector per client (:mod:`theorylab.testbeds.network`).
+
+``build_model(..., fast=True)`` builds the same function in a cheaper exact form: the CNNs apply each ReLU
+*after* its max-pool, in place.  Max-pooling commutes with ReLU exactly (:math:`\max_j \max(a_j, 0) =
+\max(\max_j a_j, 0)`, and both orders send a window's gradient to the same first maximal input, or
+nowhere when it is :math:`\le 0`), so the outputs and the gradients are the same floats, bit for bit, while
+the ReLU and its backward touch a quarter of the activations and two activation tensors of the largest size
+are never allocated.  The parameters, their names and their order are unchanged.  The network testbed
+evaluates its models this way (:mod:`theorylab.testbeds.network`); without ``fast`` a model is the paper's
+layer order, as the benchmarks' research loop uses it.
 """
 
 from __future__ import annotations
@@ -35,15 +44,16 @@ PAPER_COUNTS = {"cnn_svhn": 273_706, "cnn_cifar": 551_786, "cnn_cinic": 1_193_13
 class FedAweCNN(nn.Module):
     """Two conv/ReLU/pool stages (``conv``), a hidden fully connected block (``fc1``), an output layer (``fc2``)."""
 
-    def __init__(self, input_shape: tuple[int, int, int], hidden: tuple[int, ...], classes: int, dropout: float = 0.0):
+    def __init__(self, input_shape: tuple[int, int, int], hidden: tuple[int, ...], classes: int, dropout: float = 0.0,
+                 fast: bool = False):
         super().__init__()
         channels, height, width = input_shape
         if height % 4 or width % 4:
             raise ValueError(f"the FedAWE CNNs need input height and width divisible by 4; got {input_shape}")
-        self.conv = nn.Sequential(
-            nn.Conv2d(channels, 32, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2, 2),
-            nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2, 2),
-        )
+        # fast: ReLU after the pool, in place (the same function and gradients bit for bit; module docstring)
+        def stage():
+            return [nn.MaxPool2d(2, 2), nn.ReLU(inplace=True)] if fast else [nn.ReLU(), nn.MaxPool2d(2, 2)]
+        self.conv = nn.Sequential(nn.Conv2d(channels, 32, 3, 1, 1), *stage(), nn.Conv2d(32, 32, 3, 1, 1), *stage())
         layers: list[nn.Module] = []
         width_in = 32 * (height // 4) * (width // 4)
         for units in hidden:
@@ -79,11 +89,11 @@ class MLP(nn.Module):
 
 
 BUILDERS: dict[str, Callable[..., nn.Module]] = {
-    "cnn_svhn": lambda shape, classes: FedAweCNN(shape, (128,), classes),
-    "cnn_cifar": lambda shape, classes: FedAweCNN(shape, (256, 64), classes),
-    "cnn_cinic": lambda shape, classes: FedAweCNN(shape, (512, 256), classes, dropout=0.2),
-    "mlp": lambda shape, classes: MLP(shape, (64,), classes),
-    "logistic": lambda shape, classes: MLP(shape, (), classes),
+    "cnn_svhn": lambda shape, classes, fast: FedAweCNN(shape, (128,), classes, fast=fast),
+    "cnn_cifar": lambda shape, classes, fast: FedAweCNN(shape, (256, 64), classes, fast=fast),
+    "cnn_cinic": lambda shape, classes, fast: FedAweCNN(shape, (512, 256), classes, dropout=0.2, fast=fast),
+    "mlp": lambda shape, classes, fast: MLP(shape, (64,), classes),  # fast: no cheaper form
+    "logistic": lambda shape, classes, fast: MLP(shape, (), classes),
 }
 MODELS = tuple(BUILDERS)
 # the input shape each model is built for when the data does not dictate one (FedAWE's 32x32 colour images)
@@ -113,16 +123,18 @@ def initialise(model: nn.Module, generator: torch.Generator) -> nn.Module:
 
 
 def build_model(name: str, input_shape: tuple[int, int, int] = PAPER_INPUT, classes: int = 10,
-                generator: torch.Generator | None = None, device="cpu", dtype=torch.float32) -> nn.Module:
+                generator: torch.Generator | None = None, device="cpu", dtype=torch.float32,
+                fast: bool = False) -> nn.Module:
     """Model ``name`` for inputs ``(C, H, W)``; initialised from ``generator``, or left uninitialised
-    (``torch.empty`` storage) when it is ``None`` (a template whose parameters will be supplied).
+    (``torch.empty`` storage) when it is ``None`` (a template whose parameters will be supplied).  ``fast``: the
+    same function in its cheaper exact form (module docstring); the initialisation does not depend on it.
 
     A generator is a CPU generator: the weights are drawn on the CPU and then moved to ``device``, so one seed
     gives the same initial model on every device (a CUDA generator's stream differs from the CPU's)."""
     if name not in BUILDERS:
         raise ValueError(f"model must be one of {MODELS}; got {name!r}")
     with torch.device("meta"):
-        model = BUILDERS[name](tuple(input_shape), int(classes))
+        model = BUILDERS[name](tuple(input_shape), int(classes), bool(fast))
     if any(True for _ in model.buffers()):
         raise ValueError(f"model {name!r} has buffers; a flat-parameter model must hold parameters only")
     if generator is None:

@@ -137,7 +137,9 @@ class Network:
             raise ValueError(f"input_shape must be the model input's (C, H, W), e.g. [3, 32, 32]; got {input_shape}")
         require(8 * math.prod(self.input_shape) * (train.classes + batch_size), f"input_shape={self.input_shape} "
                 "(a linear layer over the input and a minibatch of inputs)")
-        self.model = build_model(model, self.input_shape, train.classes, device=self.device, dtype=dtype)
+        # the template every pass runs through: the model in its cheaper exact form (the same floats, bit for bit;
+        # theorylab.testbeds.models), whose parameters are supplied from the flat vectors
+        self.model = build_model(model, self.input_shape, train.classes, device=self.device, dtype=dtype, fast=True)
         self._names = [name for name, _ in self.model.named_parameters()]
         self._shapes = [p.shape for p in self.model.parameters()]
         self._numels = [p.numel() for p in self.model.parameters()]
@@ -229,9 +231,10 @@ class Network:
     def stochastic_grads(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
         """Minibatch gradients of the active clients; rows of inactive clients are zero."""
         R, m, d = x.shape
-        out = torch.zeros((R, m, d), dtype=x.dtype, device=x.device)
         mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
         pairs = mask.nonzero()
+        # every row is written when every client is active: no need to zero them first
+        out = (torch.empty if len(pairs) == R * m else torch.zeros)((R, m, d), dtype=x.dtype, device=x.device)
         if len(pairs):
             GRADIENTS[self.strategy](self, x, pairs, draw, out)
         return out
@@ -360,15 +363,21 @@ def _part(t: torch.Tensor | None, part: slice) -> torch.Tensor | None:
 
 
 def loop_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
-    """Strategy ``loop``: one reverse pass per active client, written straight into its row of ``out``."""
+    """Strategy ``loop``: one reverse pass per active client.  The parameters are leaf views of the client's row
+    of ``x`` and each parameter's gradient is copied straight into its slice of the row of ``out``: no flat gradient
+    is assembled (the backward of a split of a flat leaf would concatenate one) and copied again.  The same floats as
+    the gradient of :meth:`Network.loss` in its flat argument, bit for bit."""
     rows = _per_pair(draw, pairs)
+    labels = problem._labels["train"]
     for j, (r, i) in enumerate(pairs.tolist()):
         part = slice(j, j + 1)
         inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))[0]
-        flat = x[r, i].detach().requires_grad_(True)
+        params = {name: view.detach().requires_grad_(True) for name, view in problem.unflatten(x[r, i]).items()}
         with _dropout_rng(problem.device, _part(rows.seed, j)), torch.enable_grad():
-            loss = problem.loss(flat, inputs, problem._labels["train"][rows.index[j]])
-            out[r, i] = torch.autograd.grad(loss, flat)[0]
+            logits = torch.func.functional_call(problem.model, params, (inputs,))
+            grads = torch.autograd.grad(F.cross_entropy(logits, labels[rows.index[j]]), tuple(params.values()))
+        for row, grad in zip(problem.unflatten(out[r, i]).values(), grads):
+            row.copy_(grad)
 
 
 def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:

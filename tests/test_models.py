@@ -71,3 +71,23 @@ def test_small_heads_and_bad_names():
         build_model("resnet")
     with pytest.raises(ValueError, match="divisible by 4"):
         build_model("cnn_cifar", (3, 30, 30))
+
+
+@pytest.mark.parametrize("name", ["cnn_svhn", "cnn_cifar"])
+def test_fast_form_gives_the_same_outputs_and_gradients_bit_for_bit(name):
+    # ReLU after the max-pool instead of before it: max_j max(a_j, 0) = max(max_j a_j, 0), and both orders route a
+    # window's gradient to its first maximal input or nowhere.  Independent check: the paper's layer order, same weights.
+    paper = build_model(name, generator=torch.Generator().manual_seed(3))
+    fast = build_model(name, generator=torch.Generator().manual_seed(3), fast=True)
+    assert [n for n, _ in paper.named_parameters()] == [n for n, _ in fast.named_parameters()]
+    inputs = torch.randn(16, 3, 32, 32, generator=torch.Generator().manual_seed(4))
+    inputs[:4] = -inputs[:4].abs()  # many all-negative pooling windows, where ReLU's gradient decides
+    inputs[4:6] = 0.0  # ties in every window
+    labels = torch.arange(16) % 10
+    results = []
+    for model in (paper, fast):
+        out = model(inputs)
+        loss = nn.functional.cross_entropy(out, labels)
+        results.append((out, torch.autograd.grad(loss, tuple(model.parameters()))))
+    assert torch.equal(results[0][0], results[1][0])
+    assert all(torch.equal(a, b) for a, b in zip(results[0][1], results[1][1]))
