@@ -19,7 +19,10 @@ Per-client gradients are computed by a pluggable *strategy* on the active client
 * ``loop``: one ``autograd.grad`` per client through :func:`torch.func.functional_call`;
 * ``vmap``: :func:`torch.func.vmap` of :func:`torch.func.grad` over the active clients, in chunks of
   ``chunk_size`` clients;
-* ``auto`` (default): ``loop`` for conv models on a CPU and for models with dropout, ``vmap`` otherwise.
+* ``dense``: the closed-form backward pass of the dense models (``mlp``, ``logistic``) as batched matrix products
+  over chunks of ``chunk_size`` clients (:mod:`theorylab.testbeds.dense_grads`);
+* ``auto`` (default): ``dense`` for the dense models, else ``loop`` for conv models on a CPU and for models with
+  dropout, ``vmap`` otherwise.
 
 Dropout (``cnn_cinic``) draws its masks from a generator seeded, for every (replica, client, local
 step), from the ``data`` stream, so a client's masks do not depend on which other clients are
@@ -69,6 +72,7 @@ from torch import nn
 from theorylab.testbeds.data import ImageSet, load
 from theorylab.testbeds.data.partitions import fedawe_availability, partition
 from theorylab.testbeds.data.transforms import hflip, random_crop, to_inputs
+from theorylab.testbeds.dense_grads import dense_backward, dense_layers
 from theorylab.testbeds.models import PAPER_INPUT, build_model
 from theorylab.testbeds.thesis_recipes import rare_group, swap_labels
 from theorylab.memory import require
@@ -76,7 +80,7 @@ from theorylab.registry import register
 from theorylab.rng import Streams
 from theorylab.validation import device as check_device, integer
 
-STRATEGIES = ("auto", "loop", "vmap")
+STRATEGIES = ("auto", "loop", "vmap", "dense")
 AUGMENTATIONS = (None, "crop", "crop_flip")
 CROP_PADDING = 4
 
@@ -147,8 +151,11 @@ class Network:
         self._has_conv = any(isinstance(layer, nn.Conv2d) for layer in self.model.modules())
         self._has_dropout = any(isinstance(layer, nn.Dropout) for layer in self.model.modules())
         cpu_conv = self.device.type == "cpu" and self._has_conv
+        self._dense = _dense_layers_or_none(self.model)
         if strategy == "auto":
-            strategy = "loop" if cpu_conv or self._has_dropout else "vmap"
+            strategy = "dense" if self._dense else "loop" if cpu_conv or self._has_dropout else "vmap"
+        if strategy == "dense" and not self._dense:
+            raise ValueError(f"strategy='dense' needs a dense model (mlp or logistic); got {model!r}")
         if strategy == "vmap" and self._has_dropout:
             raise ValueError("strategy='vmap' is refused for models with dropout: a client's dropout masks would "
                              "depend on the other clients of its vmap chunk (see testbeds/network.py); use 'loop'")
@@ -392,7 +399,30 @@ def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Dra
         out[r, i] = grad(x[r, i].detach(), inputs, problem._labels["train"][rows.index[part]])
 
 
-GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads}
+def dense_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
+    """Strategy ``dense``: the closed-form backward pass over chunks of ``chunk_size`` active clients
+    (:func:`theorylab.testbeds.dense_grads.dense_backward`)."""
+    rows = _per_pair(draw, pairs)
+    for start in range(0, len(pairs), problem.chunk_size):
+        part = slice(start, start + problem.chunk_size)
+        r, i = pairs[part, 0], pairs[part, 1]
+        inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))
+        flat = x[r, i]
+        params = {name: part.view(len(flat), *shape) for name, part, shape
+                  in zip(problem._names, flat.split(problem._numels, dim=-1), problem._shapes)}
+        grads = dense_backward(params, problem._dense, inputs,
+                               problem._labels["train"][rows.index[part]])
+        out[r, i] = torch.cat([grads[name].flatten(1) for name in problem._names], dim=1)
+
+
+def _dense_layers_or_none(model: nn.Module):
+    try:
+        return dense_layers(model)
+    except ValueError:
+        return None
+
+
+GRADIENTS = {"loop": loop_grads, "vmap": vmap_grads, "dense": dense_grads}
 
 
 # ----- testbeds -----------------------------------------------------------------------------------

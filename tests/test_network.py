@@ -49,7 +49,7 @@ def test_vmap_is_refused_for_float32_conv_models_on_cpu():
     with pytest.raises(ValueError, match="strategy='vmap' is refused"):
         tiny("cnn_svhn", dtype=torch.float32, strategy="vmap")
     assert tiny("cnn_svhn", dtype=torch.float32).strategy == "loop"
-    assert tiny("mlp", dtype=torch.float32).strategy == "vmap"
+    assert tiny("mlp", dtype=torch.float32).strategy == "dense"
 
 
 def test_only_active_clients_are_computed():
