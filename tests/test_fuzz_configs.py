@@ -61,6 +61,8 @@ BASES = {  # (kind, name) -> base spec, for factories with required arguments or
     ("participation", "markov"): {"pi": [0.5, 0.7, 0.9], "lam": [0.2, 0.0, -0.1]},
     ("participation", "uniform_k"): {"n_clients": M, "k": 2},
     ("channel", "bernoulli_loss"): {"downlink": [0.1, 0.2, 0.0], "uplink": [0.3, 0.0, 0.1]},
+    ("channel", "gilbert_elliott"): {"uplink": {"to_bad": 0.1, "to_good": [0.3, 0.5, 0.9], "good": 0.0, "bad": 0.8},
+                                     "n_clients": M},
     ("clock", "all_busy"): {"n_clients": M, "sample": 2},
     ("clock", "buffered"): {"n_clients": M, "concurrency": 2, "buffer": 1},
     ("topology", "block_diagonal"): {"sizes": [2, 1]},

@@ -15,12 +15,8 @@ Draw layout: each round takes ``(2, m)`` uniforms per replica from the ``channel
 row 1 for the uplink (:math:`d_i = \mathbb 1\{U_{0i} < 1-q_{si}\}`), so a run's participation and gradient draws do
 not change when a channel is added, and replica :math:`r`'s losses do not depend on the other replicas.
 
-**Markov extension.**  The thesis leaves correlated losses (fading, interference) to future work and points to
-Markov-chain tools (§4.5).  The channel state is the hook for it: :meth:`BernoulliLoss.draw` asks
-:meth:`BernoulliLoss.round_losses` for the round's ``(R, m)`` loss probabilities given the state and then delivers
-with :func:`deliver`.  The i.i.d. channel's state is ``None`` and its losses are the constants; a Gilbert-Elliott
-channel would keep an ``(R, m)`` good/bad state, advance it with a further uniform per round drawn after the two
-delivery rows, and return the state's loss probabilities, reusing :func:`deliver` unchanged.
+**Correlated losses.**  The thesis leaves them (fading, interference) to future work (§4.5);
+:mod:`theorylab.channels.gilbert_elliott` is the Markov channel with the same marginal law and :func:`deliver`.
 """
 
 from __future__ import annotations
@@ -61,6 +57,8 @@ def deliver(down_loss: torch.Tensor, up_loss: torch.Tensor, streams: Streams) ->
 class BernoulliLoss:
     """I.i.d. Bernoulli losses with per-client downlink :math:`q_{si}` and uplink :math:`q_{is}` probabilities."""
 
+    memoryless = True  # losses independent over rounds (the exact engines rely on it)
+
     def __init__(self, downlink, uplink):
         self.down = check_probabilities("downlink", downlink, 0.0, 1.0, open_high=True)
         self.up = check_probabilities("uplink", uplink, 0.0, 1.0, open_high=True)
@@ -76,14 +74,9 @@ class BernoulliLoss:
     def init(self, replicas: int, streams: Streams):
         return None
 
-    def round_losses(self, state, streams: Streams) -> tuple[object, torch.Tensor, torch.Tensor]:
-        """``(state, q_si, q_is)`` for this round: the constants, state unchanged (the Markov hook, see above)."""
-        as_tensor = lambda q: torch.as_tensor(q, dtype=torch.float64, device=streams.device)  # noqa: E731
-        return state, as_tensor(self.down), as_tensor(self.up)
-
     def draw(self, state, t: int, streams: Streams) -> tuple[object, Links]:
-        state, down, up = self.round_losses(state, streams)
-        return state, deliver(down, up, streams)
+        as_tensor = lambda q: torch.as_tensor(q, dtype=torch.float64, device=streams.device)  # noqa: E731
+        return state, deliver(as_tensor(self.down), as_tensor(self.up), streams)
 
 
 @register("channel", "bernoulli_loss")

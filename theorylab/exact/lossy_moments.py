@@ -79,6 +79,9 @@ def lossy_moments(config: RunConfig) -> Moments:
     problem = build("testbed", config.problem)
     process = build("participation", config.participation)
     channel = None if config.channel is None else build("channel", config.channel)
+    if channel is not None and getattr(channel, "memoryless", True) is False:
+        raise ValueError(f"exact moments need losses independent over rounds; the {config.channel.get('name')!r} "
+                         "channel's losses are correlated (use Monte Carlo replicas)")
     require(problem, QuadraticModel, "exact moments")
     if not getattr(process, "memoryless", False):
         raise ValueError(f"exact moments need memoryless participation; {type(process).__name__} is not")
