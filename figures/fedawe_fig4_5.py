@@ -23,7 +23,7 @@ ALPHA = 0.1
 
 
 def base_probabilities(seed: int, clients: int = 100, alpha: float = ALPHA) -> np.ndarray:
-    """``(clients,)`` FedAWE base probabilities of one draw: the partition and :math:`\phi` both from ``seed``."""
+    r"""``(clients,)`` FedAWE base probabilities of one draw: the partition and :math:`\phi` both from ``seed``."""
     parts = dirichlet(LABELS, clients, alpha, seed)
     return fedawe_availability(LABELS, parts, seed, CLASSES)
 
