@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= results
+DEMO_WORKERS ?= 2
 DATA   ?= data
 
 .PHONY: setup demo plan full decide test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
@@ -16,8 +17,8 @@ $(STAMP): pyproject.toml setup.py constraints-cpu.txt
 
 setup: $(STAMP)  ## create .venv with every dependency (CPU torch pinned)
 
-demo: $(STAMP)  ## quick validation suite: table on stdout, report + figures under $(OUT)/
-	$(BIN)/theorylab validate --quick --out $(OUT)
+demo: $(STAMP)  ## quick validation suite: table on stdout, report + figures under $(OUT)/; fails on a changed verdict
+	$(BIN)/theorylab validate --quick --check-expected --workers $(DEMO_WORKERS) --out $(OUT)
 
 FULL_OUT ?= results-full
 WORKERS  ?= 2

@@ -37,6 +37,29 @@ def test_violated_claim_does_not_fail_the_command(tmp_path, monkeypatch):
     assert main(["validate", "zz_test.violated", "--quick", "--out", str(tmp_path)]) == 0
 
 
+def test_check_expected_fails_on_a_verdict_or_figure_that_is_not_the_reviewed_one(tmp_path, capsys, monkeypatch):
+    from theorylab.checks import Check
+
+    def evidence(verdict, figure=None):
+        return lambda ctx: Evidence([Check("c", 1, 0, "==", verdict, "paper")], figure=figure)
+
+    drawn = tmp_path / "drawn.png"
+    drawn.write_bytes(b"png")
+    register_temporarily(monkeypatch, Claim("zz_test.reviewed", "test", "violated as reviewed", evidence("violated"),
+                                            expect="violated", because="reviewed"))
+    register_temporarily(monkeypatch, Claim("zz_test.drawn", "test", "holds, figure written",
+                                            evidence("holds", str(drawn))))
+    assert main(["validate", "zz_test", "--quick", "--check-expected", "--out", str(tmp_path)]) == 0
+    register_temporarily(monkeypatch, Claim("zz_test.changed", "test", "was reviewed to hold", evidence("violated")))
+    register_temporarily(monkeypatch, Claim("zz_test.lost", "test", "names a figure it did not write",
+                                            evidence("holds", str(tmp_path / "never.png"))))
+    assert main(["validate", "zz_test", "--quick", "--out", str(tmp_path)]) == 0  # without the flag: only errors fail
+    assert main(["validate", "zz_test", "--quick", "--check-expected", "--out", str(tmp_path)]) == 3
+    err = capsys.readouterr().err
+    assert "zz_test.changed: violated, reviewed holds" in err and "never.png was not written" in err
+    assert "zz_test.reviewed" not in err and "zz_test.drawn" not in err
+
+
 def test_unknown_claim_is_a_usage_error(tmp_path, capsys):
     assert main(["validate", "no.such.claim", "--out", str(tmp_path)]) == 2
     assert "no claim matches" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """The tutorials (tutorials/plot_*.py): each runs as a script on the CPU and its asserts hold; each is written the way
 the documentation's gallery needs it (a titled docstring with the learning goal, the math and the checks that must
-hold, then ``# %%`` cells).  Together the five took about 40 s here on two shared cores, so none is marked slow.
+hold, then ``# %%`` cells).  Together the five take about 40 s on two shared cores, so running them is a slow test
+(``make test-slow``); ``make docs`` runs them as well.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def test_a_tutorial_states_its_goal_math_and_checks(script):
     assert source.count("assert ") >= 3, f"{script.name}: fewer than three checks"
 
 
+@pytest.mark.slow(reason="the five take about 40 s; `make docs` executes every tutorial too and fails on a failed "
+                         "assert (sphinx-gallery's abort_on_example_error)")
 @pytest.mark.parametrize("script", TUTORIALS, ids=lambda p: p.stem)
 def test_a_tutorial_runs_on_the_cpu(script, tmp_path):
     """Runs the script as a user would (``python tutorials/plot_...py``, figures to the Agg backend); a failed

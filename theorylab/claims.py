@@ -159,6 +159,10 @@ class Claim:
     def paper(self) -> str:
         return self.id.split(".")[0]
 
+    def expected(self, mode: str) -> str:
+        """The reviewed verdict in ``mode`` (``"quick"`` or ``"full"``)."""
+        return (self.expect_full or self.expect) if mode == "full" else self.expect
+
 
 @dataclass
 class Context:

@@ -9,6 +9,9 @@ figures under ``--out``.  It exits non-zero when a claim's code errors, not when
 * Every finished claim is appended to ``OUT/journal.jsonl`` at once; ``--resume`` reuses the results there that
   the same mode, seed, decision rule and code computed (:mod:`theorylab.journal`), so a long run killed halfway
   goes on where it stopped.  Runs inside claims are cached in the store either way.
+* ``--check-expected`` exits 3 when a claim's verdict is not its reviewed expectation for the mode
+  (:meth:`theorylab.claims.Claim.expected`) or a figure its evidence names was not written: ``make demo`` runs the
+  quick suite this way, so a changed verdict fails the main job (and CI) instead of passing silently.
 * ``--plan`` prints every selected claim's declared full-mode cost, the datasets it needs and the total, and runs
   nothing (:mod:`theorylab.plan`).
 * ``--until-decided [--budget DURATION]`` decides paired orderings by anytime-valid confidence sequences and adds
@@ -146,7 +149,23 @@ def cmd_validate(args) -> int:
     if args.format == "table":
         print(f"\nreport: {out / 'report.md'} (html: {out / 'report.html'}, errata: {out / 'errata.md'})  "
               f"json: {out / 'claims.json'}  figures: {out / 'figures'}")
-    return _report_errors(results)
+    errors = _report_errors(results)
+    return errors or (_report_unexpected(results, mode) if args.check_expected else 0)
+
+
+def _report_unexpected(results, mode: str) -> int:
+    """Exit status 3 (and each reason on stderr) when a verdict differs from the claim's reviewed one for ``mode``
+    or a figure named by the evidence is missing; else 0."""
+    wrong = [f"{r.claim.id}: {r.verdict}, reviewed {r.claim.expected(mode)} ({r.claim.because or 'expected to hold'})"
+             for r in results if r.verdict != r.claim.expected(mode)]
+    wrong += [f"{r.claim.id}: figure {r.evidence.figure} was not written" for r in results
+              if r.evidence is not None and r.evidence.figure and not Path(r.evidence.figure).exists()]
+    for line in wrong:
+        print(f"unexpected: {line}", file=sys.stderr)
+    if wrong:
+        print(f"{len(wrong)} claim(s) differ from their reviewed {mode}-mode verdicts (--check-expected)",
+              file=sys.stderr)
+    return 3 if wrong else 0
 
 
 def cmd_errata(args) -> int:
@@ -201,6 +220,8 @@ def add_validate_parsers(sub) -> None:
     va.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     va.add_argument("--plan", action="store_true", help="print each claim's declared full-mode cost and the total; "
                     "run nothing")
+    va.add_argument("--check-expected", action="store_true", help="exit 3 when a verdict differs from the claim's "
+                    "reviewed verdict for the mode, or a figure it names was not written")
     va.add_argument("--resume", action="store_true", help="reuse the results OUT/journal.jsonl holds for this mode, "
                     "seed and code")
     va.add_argument("--until-decided", action="store_true", help="decide paired orderings by confidence sequences "
