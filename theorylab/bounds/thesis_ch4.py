@@ -94,3 +94,54 @@ def bound_46(k: Ch4Constants, rounds, drift: int = 2) -> np.ndarray:
         raise ValueError("rounds must be >= 0")
     kappa = k.L / k.mu
     return kappa / (8.0 * kappa + r) * (2.0 * k.K * c_terms(k, drift)["C"] / k.mu + 4.0 * k.L * k.dist0)
+
+
+def bound_43(gap0: float, L: float, mu: float, alpha, loss, zeta1: float, zeta2: float, rounds) -> np.ndarray:
+    r"""DMA-PL's prior bound as the thesis quotes it, (4.3) (M. Chen et al. 2021; seed 001 §4.2):
+
+    .. math::
+        \mathbb E F(w^{(t+1)}) - F^* \le A^t\,(F(w^{(1)})-F^*) + \frac{2\zeta_1}{L}\sum_i\alpha_iq_i\,\frac{1-A^t}{1-A},
+        \qquad A = 1-\frac{\mu}{L}+\frac{4\mu\zeta_2}{L}\sum_i\alpha_iq_i,
+
+    after ``rounds`` rounds :math:`t`.  The thesis does not define :math:`\zeta_1, \zeta_2` (digest 001 ch. 4-6
+    §2.2, §7 item 5): they are parameters here.  :math:`A\ge1` leaves no convergence and ``inf`` marks a bound that
+    grows without limit (:math:`A>1` with :math:`\zeta_1>0`)."""
+    if not 0 < mu <= L:
+        raise ValueError(f"need 0 < mu <= L; got mu = {mu}, L = {L}")
+    if zeta1 < 0 or zeta2 < 0:
+        raise ValueError(f"zeta1 and zeta2 must be >= 0; got {zeta1}, {zeta2}")
+    alpha, q = np.asarray(alpha, dtype=np.float64), np.asarray(loss, dtype=np.float64)
+    lossy_term(alpha, q)  # validates the losses
+    t = np.asarray(rounds, dtype=np.float64)
+    s = float(alpha @ q)
+    A = 1.0 - mu / L + 4.0 * mu * zeta2 / L * s
+    geometric = t if A == 1.0 else (1.0 - A ** t) / (1.0 - A)
+    return A ** t * gap0 + 2.0 * zeta1 / L * s * geometric
+
+
+def bound_43_contraction(L: float, mu: float, alpha, loss, zeta2: float) -> float:
+    r""":math:`A` of (4.3); the bound converges only when :math:`A<1`, i.e. :math:`4\zeta_2\sum_i\alpha_iq_i<1`."""
+    return 1.0 - mu / L + 4.0 * mu * zeta2 / L * float(np.asarray(alpha, dtype=np.float64) @ np.asarray(loss))
+
+
+def smallest_zeta1(alpha, curvatures, centers, zeta2: float) -> float:
+    r"""The smallest :math:`\zeta_1` with :math:`\sum_i\alpha_i\|\nabla F_i(w)\|^2\le\zeta_1+\zeta_2\|\nabla F(w)\|^2`
+    for all :math:`w`, for scalar quadratics :math:`F_i=\frac{a_i}2(w-c_i)^2` (``inf`` when no :math:`\zeta_1` does).
+
+    One *reading* of (4.3)'s undefined parameters (the digest recalls, unverified, that M. Chen et al. assume it).
+    With :math:`a=\sum_i\alpha_ia_i`, :math:`w^*=\sum_i\alpha_ia_ic_i/a` and
+    :math:`h(w)=\sum_i\alpha_ia_i^2(w-c_i)^2-\zeta_2a^2(w-w^*)^2`, :math:`\zeta_1=\sup_wh(w)`: finite iff
+    :math:`\zeta_2\ge\sum_i\alpha_ia_i^2/a^2` (at equality only if :math:`h` is constant).  Equal curvatures give
+    :math:`\zeta_2\ge1` and :math:`\zeta_1=\sum_i\alpha_i(c_i-w^*)^2`, the weighted spread of the centres."""
+    alpha, a, c = (np.asarray(v, dtype=np.float64) for v in (alpha, curvatures, centers))
+    total = float(alpha @ a)
+    w_star = float(alpha @ (a * c)) / total
+    quad = float(alpha @ a ** 2) - zeta2 * total ** 2  # h(w) = quad w^2 + lin w + const
+    lin = -2.0 * float(alpha @ (a ** 2 * c)) + 2.0 * zeta2 * total ** 2 * w_star
+    const = float(alpha @ (a ** 2 * c ** 2)) - zeta2 * total ** 2 * w_star ** 2
+    scale = float(alpha @ a ** 2)
+    if quad > 1e-12 * scale or (abs(quad) <= 1e-12 * scale and abs(lin) > 1e-12 * scale * (1.0 + abs(w_star))):
+        return float("inf")
+    if abs(quad) <= 1e-12 * scale:
+        return const
+    return const - lin ** 2 / (4.0 * quad)
