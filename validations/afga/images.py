@@ -26,81 +26,21 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import torch
 
-from theorylab.figures.afga_sweeps import fedamsgrad
+from theorylab.figures.afga_images import FEWER, FULL, PAPER_PARTITION, QUICK, STEP_CHOICES, Setup, runs, \
+    tables_1_3_settings, variants
 from theorylab.testbeds.training import final_accuracy
 from theorylab.checks import Check, across, paired_difference
 from theorylab.claims import Evidence, claim
-from theorylab.config import RunConfig
 from theorylab.threads import one_thread
 from theorylab.validations.afga.ablations import TABLE4_QUOTE
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    problem: dict  # image testbed spec without partition; its "seed" is set per run
-    clients: int
-    reporting: int  # M
-    clusters: int  # K, with M / K reporting clients per cluster
-    local_steps: int
-    rounds: int
-    every: int
-    window: int
-    seeds: tuple[int, ...]
-    replicas: int
-    device: str
-    deviation: str
-
-
-def _device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-QUICK = Setup({"name": "digits", "model": "logistic", "batch_size": 16, "eval_train": None}, clients=20, reporting=4,
-              clusters=4, local_steps=5, rounds=20, every=5, window=2, seeds=(0,), replicas=32, device="cpu",
-              deviation="QUICK-MODE STAND-IN: scikit-learn digits (8x8) with the multinomial-logistic model, N = 20 "
-                        "clients, M = 4 (20%), K = 4 clusters (m = 1), I = 5, batch 16, R = 20 rounds, 32 replicas (24 for Figs. 2 and 6) of "
-                        "one partition; the paper: CIFAR-10 with ConvMixer-256-8, N = 50, M = 5, K = 5, I = 24, "
-                        "batch 50, R = 500, 3 seeds")
-FULL = Setup({"name": "fmnist", "model": "cnn_cifar" if _device() == "cuda" else "mlp", "batch_size": 50,
-              "eval_train": 2000}, clients=50, reporting=5, clusters=5, local_steps=24, rounds=200, every=10,
-             window=5, seeds=(0, 1, 2), replicas=4, device=_device(),
-             deviation="SUBSTITUTION: Fashion-MNIST with FedAWE's CIFAR CNN on CUDA (an MLP on a CPU-only machine) for "
-                       "CIFAR-10 with ConvMixer-256-8; Setting 2's N = 50, M = 5, K = 5, I = 24, batch 50, but "
-                       "R = 200 of 500")
-FEWER = dataclasses.replace(QUICK, replicas=24)  # Figs. 2 and 6's effects are larger than Table 4's: 24 runs resolve them
-STEP_SIZES = {"lr": 0.05, "server": fedamsgrad(0.003, 1e-8)}
-
-
-STEP_CHOICES = {  # the free choice of step sizes: the paper tunes every method on a grid and reports no chosen values
-    "one eta_l = 0.05 for every method": False,
-    "eta_l x N/M for the gossip variants (their average model then moves as far per step as FedAMSGrad's)": True,
-}
-
-
-def _variants(s: Setup, scaled: bool = False) -> dict[str, tuple[dict, dict]]:
-    r"""Table 4's rows: (algorithm switches, participation) per label.  With ``scaled`` the gossip variants take
-    :math:`\eta_l N/M`: only :math:`M` of :math:`N` clients compute per step and gossip keeps the average, so their
-    average model moves :math:`\eta_l M/N` per step against FedAMSGrad's :math:`\eta_l` (digest §0.5; the clusters of
-    CAFGA sample the same fraction)."""
-    n = s.clients
-    flat = {"name": "uniform_k", "n_clients": n, "k": s.reporting}
-    clustered = {"name": "cluster_uniform_k", "n_clients": n, "clusters": s.clusters, "k": s.reporting // s.clusters}
-    ring = {"name": "ring", "n": n}
-    lr = {"lr": STEP_SIZES["lr"] * n / s.reporting} if scaled else {}
-    return {"+Gossip": ({"resample": False, "topology": ring, **lr}, flat),
-            "FedAMSGrad": ({"resample": False, "gossip": False}, flat),
-            "AFGA": ({"topology": ring, **lr}, flat),
-            "CAFGA": ({"topology": {"name": "block_diagonal", "sizes": [n // s.clusters] * s.clusters},
-                       "clusters": s.clusters, **lr}, clustered)}
 
 
 def orderings(ctx, s: Setup, pairs, printed) -> tuple[list[Check], list[str]]:
     """One check per ``(lower, higher)`` pair: higher > lower in final test accuracy, paired over runs, decided under
     every step-size choice of :data:`STEP_CHOICES`; ``printed(hi, lo)`` is the paper's numbers for the name."""
     methods = sorted({m for pair in pairs for m in pair})
-    acc = {choice: {m: accuracy(ctx, s, PAPER_PARTITION, *_variants(s, scaled)[m]) for m in methods}
+    acc = {choice: {m: accuracy(ctx, s, PAPER_PARTITION, *variants(s, scaled)[m]) for m in methods}
            for choice, scaled in STEP_CHOICES.items()}
     checks = [across(f"{hi} > {lo} ({printed(hi, lo)})", {
         choice: paired_difference(f"{hi} > {lo}", acc[choice][hi], acc[choice][lo],
@@ -111,21 +51,14 @@ def orderings(ctx, s: Setup, pairs, printed) -> tuple[list[Check], list[str]]:
 
 def accuracy(ctx, s: Setup, partition: dict, switches: dict, participation: dict) -> np.ndarray:
     """Final test accuracy (%) of the server model over every (seed, replica) run."""
-    out = []
-    for seed in s.seeds:
-        config = RunConfig(problem={**s.problem, "clients": s.clients, "seed": seed, **partition},
-                           participation=participation, rounds=s.rounds, replicas=s.replicas, seed=seed,
-                           every=s.every, device=s.device, dtype="float32",
-                           algorithm={"name": "afga", "local_steps": s.local_steps, **STEP_SIZES, **switches})
-        out.append(final_accuracy(ctx.run(config), "server", s.window))
-    return np.concatenate(out)
+    return np.concatenate([final_accuracy(t, "server", s.window) for t in runs(ctx, s, partition, switches,
+                                                                               participation)])
 
 
 def _summary(acc: dict) -> str:
     return "; ".join(f"{k} {v.mean():.2f} ± {v.std(ddof=1):.2f}" for k, v in acc.items())
 
 
-PAPER_PARTITION = {"partition": "dirichlet_per_class", "alpha": 0.6}  # §6: Dirichlet 0.6, per class (digest §3.1)
 TABLE4 = {"+Gossip": "77.39", "FedAMSGrad": "79.59", "AFGA": "80.02", "CAFGA": "82.10"}
 
 
@@ -178,7 +111,7 @@ TABLES_1_3 = {"Setting 1": {"CAFGA": (79.18, 53.08, 53.20), "AFGA": (78.45, 52.0
 @one_thread
 def cnn_tables1_3(ctx) -> Evidence:
     base = ctx.with_seeds(ctx.pick(QUICK, FULL))
-    settings = {"Setting 1": dataclasses.replace(base, clients=2 * base.clients), "Setting 2": base}
+    settings = tables_1_3_settings(base)
     checks, notes = [], []
     for name, s in settings.items():
         printed = TABLES_1_3[name]
@@ -204,10 +137,10 @@ def cnn_fig2_heterogeneity(ctx) -> Evidence:
     s = ctx.with_seeds(ctx.pick(FEWER, FULL))
     partitions = {"Dirichlet 0.3": {"partition": "dirichlet_per_class", "alpha": 0.3},
                   "Dirichlet 0.6": {"partition": "dirichlet_per_class", "alpha": 0.6}, "i.i.d.": {"partition": "iid"}}
-    variants = _variants(s)
+    rows = variants(s)
     checks, notes = [], []
     for method in ctx.pick(("AFGA",), ("AFGA", "CAFGA")):
-        acc = {label: accuracy(ctx, s, part, *variants[method]) for label, part in partitions.items()}
+        acc = {label: accuracy(ctx, s, part, *rows[method]) for label, part in partitions.items()}
         labels = list(partitions)
         checks += [paired_difference(f"{method}: {hi} > {lo}", acc[hi], acc[lo], note="final test accuracy",
                                      unit=" (accuracy points)") for lo, hi in zip(labels, labels[1:])]
@@ -231,7 +164,7 @@ def cnn_fig6_local_steps(ctx) -> Evidence:
     acc = {}
     for steps in grid:
         run = dataclasses.replace(s, local_steps=steps)
-        acc[f"I = {steps}"] = accuracy(ctx, run, PAPER_PARTITION, *_variants(run)["CAFGA"])
+        acc[f"I = {steps}"] = accuracy(ctx, run, PAPER_PARTITION, *variants(run)["CAFGA"])
     labels = list(acc)
     checks = [paired_difference(f"CAFGA: {hi} > {lo}", acc[hi], acc[lo], note="final test accuracy",
                                 unit=" (accuracy points)") for lo, hi in zip(labels, labels[1:])]
