@@ -78,6 +78,24 @@ def feasibility_slack(S, K, T, tau_max) -> float:
     return T - math.sqrt(S * K * T) - 4 * S * K * _delay("tau_max", tau_max) ** 2
 
 
+def staleness_threshold(s: int, k: int, T: int, share: float = 0.0) -> float:
+    r""":math:`\tau^\star(f)=\frac12\sqrt{(1-f^2)(T-\sqrt{sKT})/(sk)}`: Theorem 3.1's condition holds at
+    :math:`\eta=f\,\eta_{\max}(0)` iff :math:`\tau_{\max}\le\tau^\star(f)` ; ``share`` is :math:`f`.
+    With :math:`\beta=\sqrt{SK/T}` and :math:`\gamma L=\beta/4`, the condition :math:`1-4a-\beta\ge0` at
+    :math:`\eta=f\eta_{\max}(0)` reads :math:`\tau_{\max}^2SK/T\le\frac{1-f^2}4(1-\sqrt{SK/T})` (:func:`staleness_limit`);
+    beyond :math:`\tau^\star(0)` no :math:`\eta>0` meets it (:func:`eta_max_thm31` refuses)."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"share must lie in [0, 1]; got {share}")
+    if s * k > T:
+        raise ValueError(f"beta = sqrt(SK/T) <= 1 needs T >= S*K; got S={s}, K={k}, T={T}")
+    return 0.5 * math.sqrt((1 - share ** 2) * (T - math.sqrt(s * k * T)) / (s * k))
+
+
+def staleness_limit(s: int, k: int, T: int, share: float = 0.0) -> float:
+    r"""The condition's bound on :math:`x=\tau_{\max}^2SK/T`: :math:`\frac{1-f^2}4(1-\sqrt{SK/T})`."""
+    return (1 - share ** 2) * (1 - math.sqrt(s * k / T)) / 4
+
+
 def steps_thm31(S, K, T, L, tau_max, eta_fraction: float = 1.0) -> Steps:
     r""":math:`(\beta,\gamma,\eta)` of Theorem 3.1 with :math:`\eta = ` ``eta_fraction`` :math:`\cdot\,\eta_{\max}`."""
     if not 0 < eta_fraction <= 1:

@@ -12,8 +12,9 @@ module per part of the paper.
 * :mod:`.rates` — Theorems 3.1 and 4.1's rates in T with their own parameters (checks 7, 9).
 * :mod:`.speedup` — MasFL's linear speed-up in S and K at a fixed T inside App. C's regime (check 8).
 * :mod:`.robustness` — stability over learning rates and robustness to asynchrony, steps tuned at the default M_c
-  and frozen (checks 12-13, and check 11's robustness part; check 11's staleness threshold has no claim of its own
-  yet).
+  and frozen (checks 12-13, and check 11's robustness part).
+* :mod:`.staleness_threshold` — where Theorem 3.1's staleness condition puts tau_max, and how MasFL and AdaMasFL
+  degrade across it (check 11).
 * :mod:`.theory` — the paper's experiments against Theorem 3.1's feasibility condition; the delay requirement.
 * :mod:`.images` — the image ordering MasFL, AdaMasFL > CA2FL, FADAS at small scale (check 15).
 
