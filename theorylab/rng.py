@@ -2,8 +2,8 @@
 
 Every random number of a run comes from a stream owned by one replica and one
 *purpose* (``participation``, ``gradient``, ``data``, ``init``, for the world models beyond participation
-``channel`` and ``delay``, and ``idle`` for the local work of clients computed outside a round's participants,
-:mod:`theorylab.kernels.client_work`).  A stream is a
+``channel`` and ``delay``, ``idle`` for the local work of clients computed outside a round's participants,
+:mod:`theorylab.kernels.client_work`, and ``exit`` for Fed-CIS's exit draws, :mod:`theorylab.kernels.fedcis`).  A stream is a
 ``torch.Generator`` seeded from a hash of ``(seed, purpose, replica)`` and is
 consumed in round order; within a round the draw has a fixed layout whose
 leading axis is the client.  Hence:
@@ -33,7 +33,7 @@ import hashlib
 
 import torch
 
-PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle")
+PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle", "exit")  # new ones last
 _MASK32 = (1 << 32) - 1
 
 

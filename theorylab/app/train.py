@@ -41,6 +41,8 @@ def cmd_train(args) -> int:
     if algorithm.get("name") == "afga" and args.participation is None:  # AFGA samples M of N clients (seed 002 §6: 10%)
         args.participation = json.dumps({"name": "uniform_k", "n_clients": args.clients,
                                          "k": max(1, args.clients // 10)})
+    if algorithm.get("name") == "fedcis" and args.participation is None:  # Alg. 6: every node, each draws its exit
+        args.participation = json.dumps({"name": "cyclic", "n_clients": args.clients, "groups": 1})
     dynamics = _check_train_combination(args, algorithm)
     if args.beta is not None:
         algorithm["beta"] = args.beta
@@ -74,11 +76,26 @@ def cmd_train(args) -> int:
           f"{window} evaluations{_fewer(window, args.window)}) {accuracy.mean():.2f}{spread} % over "
           f"{len(accuracy)} run(s); "
           f"{sum(t.seconds for t in traces):.1f} s simulated\nfigure: {figure}")
+    exits = _exit_accuracies(traces, window)
+    if exits:
+        print(f"per exit (test accuracy of the exit's prefix model, mean over runs): {exits}")
     if args.asynchrony:
         final = {k: np.mean([t.metrics[f"clock.{k}"][:, -1] for t in traces]) for k in ("tau_avg", "tau_max", "time")}
         print(f"asynchrony: mean staleness {final['tau_avg']:.3f}, largest {final['tau_max']:.0f}, simulated clock "
               f"{final['time']:.1f} s at the last server step (mean over runs; per-round values in the trace's clock.*)")
     return 0
+
+
+def _exit_accuracies(traces, window: int) -> str:
+    """Fed-CIS's own metric: the final test accuracy of every exit point (``exit1`` ... ``exitE``) a run records,
+    "" for algorithms without exits."""
+    import numpy as np
+
+    from theorylab.testbeds.training import final_accuracy
+
+    names = sorted({k.split(".")[0] for k in traces[0].metrics if k.startswith("exit") and k.endswith(".test_acc")},
+                   key=lambda name: int(name[4:]))
+    return ", ".join(f"{name} {np.mean([final_accuracy(t, name, window) for t in traces]):.2f} %" for name in names)
 
 
 def _fewer(used: int, asked: int) -> str:
@@ -190,7 +207,8 @@ def add_train_parser(sub) -> None:
     tr.add_argument("--alpha", type=number_in(0.0, open_low=True), default=0.1,
                     help="Dirichlet concentration (default 0.1)")
     tr.add_argument("--batch-size", type=int_at_least(1), default=128)
-    tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec")
+    tr.add_argument("--algorithm", default="fedavg", help="registered algorithm name or a JSON spec, e.g. "
+                    "'{\"name\": \"fedcis\", \"cuts\": [0.5, 1.0], \"p\": 0.2}' (Fed-CIS, seed 001 Alg. 6)")
     tr.add_argument("--aggregation", help="FedAvg aggregation: active | all | known_p")
     tr.add_argument("--topology", help="gossip graph of --algorithm afga: a topology name over --clients clients "
                     "(ring, complete, ...; theorylab list topology) or a JSON topology spec; afga's participation "
@@ -204,7 +222,8 @@ def add_train_parser(sub) -> None:
     tr.add_argument("--participation", help="FedAWE dynamics on the recipe p_i = <nu_i, phi> (stationary | "
                     "staircase | sine | interleaved_sine), markov (CA-Fed's four availability classes, thesis "
                     "§2.5.1), two_groups (FedStale's p = 1 / p_min halves, thesis §3.5.1) or a JSON participation "
-                    "spec; default markov for cafed, two_groups for fedstale, sine otherwise")
+                    "spec; default markov for cafed, two_groups for fedstale, every node every round for fedcis, sine "
+                    "otherwise")
     tr.add_argument("--beta", type=float,  # its range is checked by fedstale, after --algorithm
                     help="FedStale's weight of stale updates in [0, 1] (fedstale only)")
     tr.add_argument("--p-min", type=number_in(0.0, 1.0, open_low=True),
@@ -221,7 +240,8 @@ def add_train_parser(sub) -> None:
     tr.add_argument("--seeds", type=int_at_least(0), nargs="+", default=[0], help="one run per seed (partition, phi, streams)")
     tr.add_argument("--replicas", type=int_at_least(1), default=1, help="replicas per seed (same partition)")
     tr.add_argument("--point", help="model to report (default: the point the algorithm's theory evaluates, the "
-                    "all-client mean for fedawe, the server model for the others); an unknown point is an error")
+                    "all-client mean for fedawe, the server model for the others; fedcis also exposes exit1 ... "
+                    "exitE); an unknown point is an error")
     tr.add_argument("--device", default="cpu", help="cpu or cuda (an error when CUDA is not available)")
     tr.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     tr.add_argument("--out", default="results", help="output folder (default results)")

@@ -64,12 +64,16 @@ def exit_data_sizes(p, sizes) -> np.ndarray:
     return (np.asarray(p) > 0).T.astype(np.float64) @ sizes
 
 
-def draw(p, uniforms: np.ndarray) -> np.ndarray:
+def draw(p, uniforms):
     r"""Exits drawn from uniforms ``(..., N)``: node :math:`i` takes exit index :math:`e` (0-based) when
-    :math:`\sum_{e'<e}p_{i,e'}\le u_i<\sum_{e'\le e}p_{i,e'}`, and -1 (skips the round) past :math:`\sum_ep_{i,e}`."""
-    cumulative = np.cumsum(np.asarray(p), axis=1)  # (N, E)
+    :math:`\sum_{e'<e}p_{i,e'}\le u_i<\sum_{e'\le e}p_{i,e'}`, and -1 (skips the round) past :math:`\sum_ep_{i,e}`.
+    ``uniforms`` is a numpy array or a torch tensor (the draw then stays on its device, in its dtype)."""
+    cumulative = np.cumsum(np.asarray(p, dtype=np.float64), axis=1)  # (N, E)
+    if not isinstance(uniforms, np.ndarray):  # a torch tensor: the law moves to its device
+        cumulative = uniforms.new_tensor(cumulative)
     chosen = (uniforms[..., None] >= cumulative).sum(-1)  # first exit whose cumulative exceeds u
-    return np.where(chosen >= cumulative.shape[1], -1, chosen)
+    n_exits = cumulative.shape[1]
+    return chosen - (chosen >= n_exits) * (n_exits + 1)  # past the last exit: -1
 
 
 def outcomes(p) -> tuple[np.ndarray, np.ndarray]:
