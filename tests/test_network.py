@@ -197,3 +197,43 @@ def test_cuda_image_runs_repeat_bit_for_bit():
     first, second = run(config), run(config)
     assert first.metrics.keys() == second.metrics.keys()
     assert all(np.array_equal(first.metrics[k], second.metrics[k]) for k in first.metrics)
+
+
+@pytest.mark.parametrize("model", ["cnn_svhn", "cnn_cinic"])  # cnn_cinic: dropout masks seeded per (client, step)
+def test_client_major_local_sgd_equals_the_step_major_path_bit_for_bit(model, monkeypatch):
+    from theorylab.kernels.local_sgd import local_sgd
+
+    problem = tiny(model, dtype=torch.float32)
+    assert problem.strategy == "loop"
+    streams = lambda: Streams(3, 2)  # noqa: E731 -- the same draws for both paths
+    start = problem.initial_point(2, streams()).unsqueeze(1).expand(-1, problem.n_clients, -1)
+    active = torch.tensor([[True, False, True, True, False, True], [False, True, True, False, True, False]])
+    major = local_sgd(problem, start, 3, 0.05, streams(), active)
+    monkeypatch.setattr(type(problem), "client_major_sgd", lambda *args: None)  # the step-major path
+    step = local_sgd(problem, start, 3, 0.05, streams(), active)
+    assert torch.equal(major[active], step[active])
+    assert torch.equal(major[~active], start[~active])
+    assert not torch.equal(major[active], start[active])
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 8), (3, 12, 12)])  # (3, 12, 12): padded, grey repeated to colour
+def test_inputs_gathered_from_the_normalised_split_equal_normalising_the_gather(shape):
+    problem = image_testbed("synthetic", model="mlp", dtype=torch.float32, input_shape=shape, **TINY)
+    index = torch.tensor([[3, 0, 7], [7, 7, 1]])
+    kept = problem.inputs("train", index)
+    assert problem._inputs["train"] is not None  # the split is kept (far below CACHE_BYTES)
+    assert torch.equal(kept, problem._normalise("train", problem._pixels["train"][index]))
+    assert kept.shape == (2, 3, *shape)
+
+
+def test_channels_last_float32_gradients_are_float32_accurate():
+    # conv models on a CPU run channels-last; reference: the float64 module on the same minibatch (module_grad)
+    problem = tiny("cnn_svhn", dtype=torch.float32)
+    assert problem._channels_last and not tiny("mlp", dtype=torch.float32)._channels_last
+    streams = Streams(2, 1)
+    x = problem.initial_point(1, streams).unsqueeze(1).repeat(1, problem.n_clients, 1)
+    draw = problem.sample(streams, 1)[0]
+    grads = problem.stochastic_grads(x, draw)
+    reference = tiny("cnn_svhn", dtype=torch.float64)
+    exact = module_grad(reference, x[0, 2].double(), draw.index[0, 2])
+    assert float((grads[0, 2].double() - exact).abs().max() / exact.abs().max()) < 1e-5

@@ -5,7 +5,9 @@ r"""Local SGD, the client routine shared by the FedAvg family (seed 001 Alg. 1; 
 for every replica and client at once, or for the active ones only: ``active`` (``(R, m)`` bool) tells which
 clients' results will be used, and :func:`theorylab.kernels.client_work.client_work` then computes (and draws the
 noise of) those rows alone when the problem can (the quadratic), while a looped problem (a network) skips the
-inactive ones itself; the returned rows of inactive clients are meaningless either way.
+inactive ones itself; the returned rows of inactive clients are meaningless either way.  A problem that computes
+clients one at a time may run the round client by client (``client_major_sgd``, the network testbed's ``loop``
+strategy): the same floats, with each client's parameters kept in cache through its steps.
 
 :func:`local_deltas` is the FedAvg-type client of FedAWE's baselines (digest 000 §2.4): every client
 starts from the server model :math:`x^t` and returns :math:`\Delta_i^t = x_i^{(t,s)} - x^t`.  Digest 001 §6 item 14:
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from theorylab.kernels.client_work import client_work
+from theorylab.kernels.client_work import DenseWork, client_work
 from theorylab.rng import Streams
 from theorylab.validation import integer
 
@@ -31,6 +33,10 @@ def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Stre
     """Run ``steps`` SGD steps from ``start`` of shape ``(R, m, d)``; returns the end points (the rows of idle
     clients are meaningless when ``active`` is given, unless ``compute_all``: :mod:`theorylab.kernels.client_work`)."""
     work = client_work(problem, streams, steps, active, compute_all)
+    if isinstance(work, DenseWork) and hasattr(problem, "client_major_sgd"):
+        end = problem.client_major_sgd(start, work.samples, lr, work.active)  # the same floats, client by client
+        if end is not None:
+            return end
     x = work.gather(start)
     for k in range(steps):
         x = work.grads(x, k).mul_(-lr).add_(x)  # fresh gradient buffer, reused
