@@ -7,4 +7,5 @@
 * :mod:`.moments` — DMA-PL's biased fixed point, the constant-step floor, the homogeneous case (U6, U8, U9).
 * :mod:`.udma` — UDMA-PL's instability by its exact second moment (U7).
 * :mod:`.images` — UPGA-PL against DMA-PL on images at small scale (U10).
+* :mod:`.bursty` — beyond Assumption 14: UPGA-PL's constant-step bias under bursty (Gilbert-Elliott) losses.
 """
