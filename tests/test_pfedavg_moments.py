@@ -69,3 +69,13 @@ def test_engine_refuses_other_testbeds_and_algorithms():
         pfedavg_moments(cfg)
     with pytest.raises(ValueError, match="pfedavg"):
         pfedavg_moments(cfg.replace(algorithm={"name": "fedavg"}))
+
+
+@pytest.mark.parametrize("spec", [0.05, {"name": "inverse", "lr0": 0.1, "t0": 50.0},
+                                  {"name": "inverse_sqrt", "lr0": 0.2, "t0": 10.0}])
+def test_vectorised_schedule_equals_the_scalar_one_bit_for_bit(spec):
+    from theorylab.kernels.schedules import make_schedule, schedule_values
+
+    t = np.arange(100_000)
+    scalar = make_schedule(spec)
+    assert np.array_equal(schedule_values(spec, t), np.array([scalar(int(k)) for k in t]))

@@ -38,7 +38,7 @@ import numpy as np
 from theorylab.config import RunConfig
 from theorylab.exact.models import GaussianMeanModel, require
 from theorylab.kernels.pfedavg import pfedavg_params
-from theorylab.kernels.schedules import make_schedule
+from theorylab.kernels.schedules import schedule_values
 from theorylab.performative.schemes import gradient_scales, weight_moments
 from theorylab.registry import build
 
@@ -58,8 +58,7 @@ class PFedAvgMoments:
 
 def step_sizes(lr, horizon: int) -> np.ndarray:
     """:math:`\\eta_t` for local iterations :math:`t=0..T-1` from a schedule spec (see :mod:`theorylab.kernels.schedules`)."""
-    schedule = make_schedule(lr)
-    return np.array([schedule(t) for t in range(horizon)], dtype=np.float64)
+    return schedule_values(lr, np.arange(horizon))
 
 
 def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "full", k: int | None = None,
@@ -87,11 +86,11 @@ def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "f
     P = np.einsum("ri,ij,rj->r", alpha, omega, alpha)
     Q = 2.0 * np.einsum("ri,ij,rj->r", alpha, omega, beta)
     C = np.einsum("ri,ij,rj->r", beta, omega, beta) + v @ np.diag(omega)
-    c, s = np.empty(rounds + 1), np.empty(rounds + 1)
-    c[0], s[0] = problem.theta0, problem.theta0 ** 2
-    for r in range(rounds):
-        c[r + 1] = A[r] * c[r] + B[r]
-        s[r + 1] = P[r] * s[r] + Q[r] * c[r] + C[r]
+    c, s = [float(problem.theta0)], [float(problem.theta0) ** 2]
+    for a_r, b_r, p_r, q_r, c_r in zip(A.tolist(), B.tolist(), P.tolist(), Q.tolist(), C.tolist()):  # floats: fast
+        s.append(p_r * s[-1] + q_r * c[-1] + c_r)
+        c.append(a_r * c[-1] + b_r)
+    c, s = np.array(c), np.array(s)
 
     T = rounds * E
     mean, second, consensus = np.empty(T + 1), np.empty(T + 1), np.zeros(T + 1)

@@ -13,6 +13,8 @@ import math
 import numbers
 from typing import Callable
 
+import numpy as np
+
 from theorylab.validation import real
 
 
@@ -30,3 +32,16 @@ def make_schedule(spec) -> Callable[[int], float]:
     if name == "inverse":
         return lambda t: lr0 / (1 + t / t0)
     raise ValueError(f"unknown schedule {name!r}; expected 'inverse_sqrt' or 'inverse'")
+
+
+def schedule_values(spec, t: np.ndarray) -> np.ndarray:
+    """The schedule ``spec`` at every step of ``t`` (an integer array) at once: the same IEEE operations as
+    :func:`make_schedule`'s (division and square root are correctly rounded), so the same floats, bit for bit."""
+    make_schedule(spec)  # validates the spec
+    t = np.asarray(t, dtype=np.float64)
+    if not isinstance(spec, dict):
+        return np.full(t.shape, float(spec))
+    lr0, t0 = float(spec.get("lr0", 0)), float(spec.get("t0", 10))
+    if spec["name"] == "inverse_sqrt":
+        return lr0 / np.sqrt(t / t0 + 1)
+    return lr0 / (1 + t / t0)
