@@ -24,6 +24,13 @@ from theorylab.cis.sampling import draw
 from theorylab.rng import Streams
 
 
+def flat_standardised(images) -> tuple[torch.Tensor, torch.Tensor]:
+    """A single-channel :class:`~theorylab.testbeds.data.ImageSet` as ``(n, H*W)`` float32 inputs scaled and
+    standardised by its first channel's mean and std, and its labels (the early-exit MLP's inputs)."""
+    x = torch.as_tensor(images.images.reshape(len(images.labels), -1) / images.scale, dtype=torch.float32)
+    return (x - images.mean[0]) / images.std[0], torch.as_tensor(images.labels)
+
+
 def layout(in_dim: int, hidden: int, classes: int, n_exits: int) -> list[tuple[str, tuple[int, ...]]]:
     """Names and shapes of the flat parameter vector: trunk blocks ``W{b}``, ``b{b}`` and heads ``H{e}``, ``c{e}``."""
     if min(in_dim, hidden, classes, n_exits) < 1:

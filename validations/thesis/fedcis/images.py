@@ -17,11 +17,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import torch
 
 from theorylab.testbeds.data import load
 from theorylab.testbeds.early_exit import layer_sizes
-from theorylab.testbeds.early_exit_net import exit_predictions, layout, train_fedcis
+from theorylab.testbeds.early_exit_net import exit_predictions, flat_standardised, layout, train_fedcis
 from theorylab.checks import across, in_interval, paired_difference, printed
 from theorylab.cis.aggregation import aggregation_weights
 from theorylab.cis.rates import SEVEN_NODE, split_topology_rates
@@ -39,17 +38,12 @@ DEVIATIONS = ["early-exit MLP (3 x 32 units) on digits (quick) / Fashion-MNIST (
               "FLOPS Prop weighs exits by the MLP's multiply-adds up to each exit (the thesis' FLOPs are unspecified)"]
 
 
-def _tensors(images) -> tuple[torch.Tensor, torch.Tensor]:
-    x = torch.as_tensor(images.images.reshape(len(images.labels), -1) / images.scale, dtype=torch.float32)
-    return (x - images.mean[0]) / images.std[0], torch.as_tensor(images.labels)
-
-
 @lru_cache(maxsize=2)
 def image_runs(seed: int, quick: bool, extra_seeds: int = 0) -> dict:
     """Per strategy: per-seed exit predictions on the test set and final models, and the settings they came from
     (10 seeds, and ``extra_seeds`` more under ``validate --until-decided``)."""
     train, test = load("digits" if quick else "fmnist")
-    (x, y), (xt, yt) = _tensors(train), _tensors(test)
+    (x, y), (xt, yt) = flat_standardised(train), flat_standardised(test)
     exits, seeds, rounds = SEVEN_NODE[1], 10 + extra_seeds, (15 if quick else 100)
     sizes, p = layer_sizes(exits, (1 / 3, 1 / 3, 1 / 3), len(y) - 10), preset(exits, 0.0)
     shapes = layout(x.shape[1], HIDDEN, train.classes, 3)
