@@ -121,6 +121,8 @@ def test_full_mode_image_path_runs_on_a_tiny_setup():
     assert table5.accuracy(traces, 2, 1).shape == (2,)
 
 
+@pytest.mark.slow(reason="runs the claim at its quick budget (about 4 s); `make demo --check-expected` checks its "
+                         "verdict too")
 def test_claim_runs_in_quick_mode():
     claim = select(["afga.table5_adapted"])[0]
     result = evaluate(claim, Context(quick=True))

@@ -92,6 +92,8 @@ def test_tables_render_on_tiny_runs(tmp_path):
     assert path.exists() and path.stat().st_size > 10_000
 
 
+@pytest.mark.slow(reason="runs the claim at its quick budget (about 4 s); `make demo --check-expected` checks its "
+                         "verdict too")
 def test_claim_runs_in_quick_mode():
     (c,) = select(["fedawe.example2"])
     result = evaluate(c, Context(quick=True))
