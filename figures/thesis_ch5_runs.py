@@ -31,11 +31,13 @@ STRATEGIES = {"Equal Weight": lambda lam: equal_weight(3),
               "Balanced Adj (not the thesis')": lambda lam: balanced_adj(lam, TABLE_D1_CIFAR10, 0.5)}
 
 
-def fedcis_errors(ctx, split, partition: str, p: float, strategy: str, replicas: int) -> np.ndarray:
+def fedcis_errors(ctx, split, partition: str, p: float, strategy: str, replicas: int,
+                  topology=SEVEN_NODE) -> np.ndarray:
     r"""Per-replica :math:`\epsilon_{\rm true}` after :data:`ROUNDS` rounds for one setting; every setting sees the
-    same datasets and draws for the same seed (common random numbers)."""
-    exits = SEVEN_NODE[1]
-    lam = split_topology_rates(split).exit_rates
+    same datasets and draws for the same seed (common random numbers).  ``topology`` (``(parents, exits)`` of
+    :mod:`theorylab.cis.rates`) is the 7-node system by default; App. D's Table D.2 uses ``SEVENTEEN_NODE``."""
+    exits = topology[1]
+    lam = split_topology_rates(split, topology).exit_rates
     sizes = layer_sizes(exits, PARTITIONS[partition], TOTAL)
     q = exit_quadratics(THESIS_LIKE, *sample_moments(THESIS_LIKE, sizes, Streams(ctx.seed, replicas)))
     matrix = preset(exits, p)

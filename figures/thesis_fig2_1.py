@@ -103,8 +103,16 @@ def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbias
             mode: str = ORACLE, lr: float = STEPS["lr"]) -> dict:
     """Algorithm specs by label: CA-Fed for each ``kappas`` (label ``CA-Fed`` when there is one) in ``mode``
     (:data:`CAFED_MODES`), then ``others``; all with the local step ``lr`` (default the common 0.05)."""
-    pi, lam = availability(problem["n_clients"])
-    q = np.asarray(build("testbed", problem).alpha) / np.asarray(pi)
+    return method_specs(build("testbed", problem).alpha, rounds, cafed_mode(mode, problem), kappas, others, lr)
+
+
+def method_specs(alpha, rounds: int, f_star: dict, kappas=(1.0,), others=("AdaFed", "Unbiased", "More available"),
+                 lr: float = STEPS["lr"]) -> dict:
+    """The specs of :func:`methods` for objective weights ``alpha`` (one per client, :math:`N` = ``len(alpha)`` in the
+    four blocks of :func:`availability`) and CA-Fed's :math:`\\hat F_i^\\star` parameters ``f_star`` (those of
+    :func:`cafed_mode`, or ``{"f_star": "running_min"}`` on a problem whose losses are minibatch estimates)."""
+    pi, lam = availability(len(alpha))
+    q = np.asarray(alpha) / np.asarray(pi)
     more = np.where(np.asarray(pi) > 0.5, q, 0.0)
     table = {
         "Unbiased": {"name": "fedavg", "aggregation": "all", "q": q.tolist()},
@@ -112,7 +120,7 @@ def methods(problem: dict, rounds: int, kappas=(1.0,), others=("AdaFed", "Unbias
         "AdaFed": {"name": "fedavg", "aggregation": "active", "q": q.tolist()},
         "F3AST": {"name": "f3ast", "budget": int(round(0.45 * len(pi))), "beta": 1.0 / rounds},
     }
-    cafed = {"name": "cafed", "pi": pi, "lam": lam, **cafed_mode(mode, problem)}
+    cafed = {"name": "cafed", "pi": pi, "lam": lam, **f_star}
     out = {("CA-Fed" if len(kappas) == 1 else f"CA-Fed ({k:g})"): {**cafed, "kappa2": k} for k in kappas}
     out.update({label: table[label] for label in others})
     return {label: {**spec, **STEPS, "lr": lr} for label, spec in out.items()}
@@ -160,10 +168,13 @@ def draw_curves(ax, data: dict, colors: dict | None = None) -> None:
     ax.legend(fontsize=7, title="mean ± sample std over replicas", title_fontsize=7)
 
 
-def draw(data: dict, path, title: str):
+def draw(data: dict, path, title: str, ylabel: str | None = None):
+    """The curves of :func:`draw_curves` in Fig. 2.1's colours; ``ylabel`` replaces the default axis label."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 4), constrained_layout=True)
     draw_curves(ax, data, COLORS)
+    if ylabel:
+        ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=8)
     return save(fig, path)
 

@@ -10,9 +10,8 @@ CIFAR10), for comparison of orderings only.
 
 from __future__ import annotations
 
-
 from theorylab.figures.thesis_ch5_runs import fedcis_errors
-from theorylab.cis.rates import THESIS_SPLITS
+from theorylab.cis.rates import SEVEN_NODE, THESIS_SPLITS
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 
@@ -30,15 +29,20 @@ PRINTED_CIFAR10 = {  # thesis Tables 5.1 (equal), 5.2 (biased), 5.3 (highly bias
 }
 
 
+def cell(ctx, split, partition: str, row: str, replicas: int, topology=SEVEN_NODE) -> float:
+    r"""Mean :math:`100\,\epsilon_{\rm true}` of one table cell: the strategy ``row`` (p = 0, or p = 0.2 for a row
+    ending in " p=0.2") at the serving ``split`` on the ``partition``, on ``topology`` (default 7 nodes)."""
+    p = 0.2 if "p=0.2" in row else 0.0
+    return 100 * float(fedcis_errors(ctx, split, partition, p, row.replace(" p=0.2", ""), replicas, topology).mean())
+
+
 def compute(ctx, replicas: int | None = None) -> dict:
     """``{partition: {row: [mean 100 eps_true per split]}}`` over the splits the thesis tabulates."""
     replicas = replicas or ctx.pick(50, 300)
     out = {}
     for partition, rows in PRINTED_CIFAR10.items():
         splits = THESIS_SPLITS[:len(next(iter(rows.values())))]
-        out[partition] = {row: [100 * float(fedcis_errors(ctx, split, partition, 0.2 if "p=0.2" in row else 0.0,
-                                                          row.replace(" p=0.2", ""), replicas).mean())
-                                for split in splits] for row in rows}
+        out[partition] = {row: [cell(ctx, split, partition, row, replicas) for split in splits] for row in rows}
     return out
 
 
@@ -47,14 +51,20 @@ def draw(data: dict, path):
     fig, axes = plt.subplots(len(data), 1, figsize=(11, 2.0 + 1.1 * sum(len(r) for r in data.values()) / 2),
                              constrained_layout=True)
     for ax, (partition, rows) in zip(axes, data.items()):
-        splits = ["-".join(map(str, s)) for s in THESIS_SPLITS[:len(next(iter(rows.values())))]]
-        cells = [[f"{ours:.2f} | {theirs:.1f}" for ours, theirs in zip(values, PRINTED_CIFAR10[partition][row])]
-                 for row, values in rows.items()]
-        ax.axis("off")
-        ax.table(cellText=cells, rowLabels=list(rows), colLabels=splits, loc="center", cellLoc="center")
-        ax.set_title(f"{partition} partition: 100 x eps_true on the nested linear testbed (lower is better) | "
-                     "thesis CIFAR10 accuracy %", fontsize=9)
+        draw_table(ax, rows, PRINTED_CIFAR10[partition], THESIS_SPLITS[:len(next(iter(rows.values())))],
+                   f"{partition} partition: 100 x eps_true on the nested linear testbed (lower is better) | "
+                   "thesis CIFAR10 accuracy %")
     return save(fig, path)
+
+
+def draw_table(ax, rows: dict, printed: dict, splits, title: str) -> None:
+    """One table on ``ax``: a row per strategy, a column per serving split, cells "ours | printed"."""
+    cells = [[f"{ours:.2f} | {theirs:.1f}" for ours, theirs in zip(values, printed[row])]
+             for row, values in rows.items()]
+    ax.axis("off")
+    ax.table(cellText=cells, rowLabels=list(rows), colLabels=["-".join(map(str, s)) for s in splits], loc="center",
+             cellLoc="center")
+    ax.set_title(title, fontsize=9)
 
 
 @register("figure", "thesis-tables5")
