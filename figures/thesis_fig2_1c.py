@@ -1,6 +1,6 @@
 r"""Thesis Fig. 2.1c stand-in (seed 001 §2.5.2, L870–877; digest 001 §5.1–5.2, §8 V27): test accuracy vs round of
 CA-Fed (:math:`\bar\kappa^2 = 1`), AdaFed, Unbiased, More available and F3AST — the thesis' CIFAR-10 panel, where
-CA-Fed leads the second best, AdaFed, by +1.32 pp — on Fashion-MNIST.
+CA-Fed leads the second best, AdaFed, by +1.32 pp — on scikit-learn's digits (quick) or Fashion-MNIST (full).
 
 The runs are Fig. 2.1a's (:mod:`theorylab.figures.thesis_fig2_1`) with the testbed swapped (:func:`swap`): the
 configurations of :func:`~theorylab.figures.thesis_fig2_1.leaf_config` for the specs of
@@ -11,15 +11,16 @@ configurations of :func:`~theorylab.figures.thesis_fig2_1.leaf_config` for the s
 available), F3AST with budget :math:`0.45N` and :math:`\beta = 1/T`, CA-Fed with oracle :math:`(\pi, \lambda)`,
 :math:`\beta = 1`, :math:`\tau = 0`, bias factor 4.  What changes (labelled in the title):
 
-* SUBSTITUTION for CIFAR-10, which cannot be obtained here (shared/spec/deps_and_data.md §1.3): Fashion-MNIST
-  (Debian ``dataset-fashion-mnist``), labels over clients by Dirichlet(0.5) (the thesis' :math:`\varsigma = 0.5`),
+* SUBSTITUTION for CIFAR-10, which cannot be obtained here (shared/spec/deps_and_data.md §1.3): in quick mode
+  scikit-learn's digits (no download, as every quick stand-in), in full mode Fashion-MNIST (Debian
+  ``dataset-fashion-mnist``, ``make data``); labels over clients by Dirichlet(0.5) (the thesis' :math:`\varsigma = 0.5`),
   batch 32 (thesis App. G.A.2), :math:`\alpha_i = |D_i|/|D|` (the author's code, digest §5.1 [?]; Synthetic LEAF's
   weights in Fig. 2.1a);
 * model: on CUDA FedAWE's Table 6 CIFAR CNN (2 conv + 3 FC) on the images zero-padded to 32x32 and tiled to 3
   channels (the thesis' CIFAR CNN, "two convolutional and one fully connected layers", has unstated widths, digest
-  §5.1); an MLP (784-64-10) on a CPU-only machine and in quick mode;
-* quick: a 6,000-image training subset, test accuracy on a fixed 2,000-image test subset, 3 replicas; full: the
-  60k / 10k splits and the thesis' 10 runs (the MLP full run takes hours on a CPU);
+  §5.1); an MLP (one hidden layer of 64) on a CPU-only machine and in quick mode;
+* quick: the digits' train and test splits, 3 replicas; full: Fashion-MNIST's 60k / 10k splits and the thesis' 10
+  runs (the MLP full run takes hours on a CPU);
 * CA-Fed's :math:`\hat F_i^\star` is the running minimum of Alg. 3 line 4 (Fig. 2.1a's
   :data:`~theorylab.figures.thesis_fig2_1.RUNNING_MIN` mode) on the network's own one-minibatch losses (the first
   local step's minibatch): a network has no known minima for the oracle mode, and its losses are noisy without the
@@ -52,12 +53,12 @@ class StandIn:
 
 
 def stand_in(ctx) -> StandIn:
-    """Quick: the Fashion-MNIST MLP on a training subset (CPU); full: the CIFAR CNN on CUDA, else the MLP."""
+    """Quick: the digits MLP (CPU); full: Fashion-MNIST with the CIFAR CNN on CUDA, else the MLP."""
     base = {"name": "fmnist", "clients": clients(ctx), "partition": "dirichlet", "alpha": 0.5, "batch_size": 32,
             "weights": "size", "seed": 0}
     if ctx.quick:
-        return StandIn({**base, "model": "mlp", "train_size": 6000, "eval_train": 500, "eval_test": 2000}, 3, "cpu",
-                       "QUICK STAND-IN: Fashion-MNIST (6k train / 2k test subsets), MLP 784-64-10")
+        return StandIn({**base, "name": "digits", "model": "mlp", "eval_train": None, "eval_test": None}, 3, "cpu",
+                       "QUICK STAND-IN: scikit-learn digits (8x8), MLP 64-64-10")
     cuda = torch.cuda.is_available()
     model = "cnn_cifar" if cuda else "mlp"
     return StandIn({**base, "model": model, "eval_train": 2000, "eval_test": None}, replicas(ctx),
@@ -83,7 +84,8 @@ def compute(ctx, run=None) -> dict:
 @register("figure", "thesis-fig2-1c")
 @one_thread
 def render(ctx):
-    """Thesis Fig. 2.1c stand-in: Fig. 2.1a's five methods and availability classes on Fashion-MNIST for CIFAR-10."""
+    """Thesis Fig. 2.1c stand-in: Fig. 2.1a's five methods and availability classes on digits / Fashion-MNIST for
+    CIFAR-10."""
     s = stand_in(ctx)
     title = (f"Thesis Fig. 2.1c (CIFAR-10, CNN, N = 100, T = 200, 10 runs) on a stand-in:\n{s.label},\nN = "
              f"{clients(ctx)}, T = {horizon(ctx)}, {s.replicas} replicas, Dir(0.5) labels, Fig. 2.1a's steps "
