@@ -12,7 +12,7 @@ here), the Table 6 CIFAR-10 CNN (551,786 parameters), FedAvg over active clients
 * **ceiling**: centralised training of one model on the same number of samples per round: ``--steps``
   SGD steps of one large batch of ``clients x batch`` samples (``--ceiling-batch`` to cap it).
 
-On CUDA every method runs under :func:`theorylab.testbeds.network.exact_cudnn` (deterministic cuDNN algorithms, no TF32),
+On CUDA every method runs under :func:`theorylab.testbeds.client_grads.exact_cudnn` (deterministic cuDNN algorithms, no TF32),
 as the kernels' testbed always does, so that the three compute the same float32 arithmetic.  The first H100 run
 (2026-11-26) had the kernels exact and the other two on cuDNN's TF32 defaults: vmap 219k samples/s, research
 loop 48.5k, ceiling 522k (4.51x and 42%).
@@ -63,7 +63,8 @@ import torch
 import torch.nn.functional as F
 
 from theorylab.testbeds.models import build_model
-from theorylab.testbeds.network import exact_cudnn, image_testbed
+from theorylab.testbeds.client_grads import exact_cudnn
+from theorylab.testbeds.network import image_testbed
 from theorylab.config import RunConfig
 from theorylab.kernels.algorithm import Round
 from theorylab.rng import Streams
