@@ -65,8 +65,8 @@ def render(ctx):
     gap0 = float(exact[0])
     for z2 in ZETA2:
         z1 = smallest_zeta1(ALPHA, [1.0] * N, CENTERS, z2)
-        z1 = 1.0 if not np.isfinite(z1) else z1  # below the reading's range: shown with zeta_1 = 1, marked
-        tag = "" if np.isfinite(smallest_zeta1(ALPHA, [1.0] * N, CENTERS, z2)) else " (outside the reading)"
+        inside = np.isfinite(z1)  # below the reading's range: shown with zeta_1 = 1, marked
+        z1, tag = (z1, "") if inside else (1.0, " (outside the reading)")
         right.plot(rounds, bound_43(gap0, 1.0, 1.0, ALPHA, MILD, z1, z2, rounds), ls="--",
                    label=f"(4.3), zeta_1 = {z1:g}, zeta_2 = {z2:g}{tag}")
     right.plot(rounds, exact[: len(rounds)], color="k", label="exact E F(w^t) - F*, DMA-PL (K = 1, eta = 1/L)")
