@@ -39,7 +39,7 @@ test: $(STAMP) browser  ## fast test suite (slow and GPU tests are skipped with 
 test-slow: $(STAMP) browser  ## also the long statistical tests
 	$(BIN)/python -m pytest -q --runslow
 
-bench: bench-quadratic bench-async bench-threads bench-sweep bench-cnn  ## every speed benchmark (ratios against baselines measured in the same run)
+bench: bench-quadratic bench-async bench-threads bench-sweep bench-cnn bench-replicas  ## every speed benchmark (ratios against baselines measured in the same run)
 
 bench-quadratic: $(STAMP)  ## synchronous FedAvg on the quadratic: kernel vs a research-style loop, p = 1, 0.5, 0.1
 	$(BIN)/python benchmarks/fedavg_quadratic.py
@@ -62,6 +62,9 @@ browser:  ## headless Chromium for the HTML report's test: apt-get installs it w
 
 bench-cnn: $(STAMP)  ## one CNN round: kernels vs research-code loop vs centralised ceiling (meant for a GPU)
 	$(BIN)/python benchmarks/cnn_round.py $(BENCH_ARGS)
+
+bench-replicas: $(STAMP) data  ## R image runs one replica at a time vs one R-replica run (meant for a GPU)
+	$(BIN)/python benchmarks/replica_batching.py $(BENCH_ARGS)
 
 gallery: $(STAMP)  ## re-render every figure into figures/gallery
 	$(BIN)/theorylab figure --all --out figures/gallery

@@ -15,7 +15,8 @@ here), the Table 6 CIFAR-10 CNN (551,786 parameters), FedAvg over active clients
 On CUDA every method runs under :func:`theorylab.testbeds.client_grads.exact_cudnn` (deterministic cuDNN algorithms, no TF32),
 as the kernels' testbed always does, so that the three compute the same float32 arithmetic.  The first H100 run
 (2026-11-26) had the kernels exact and the other two on cuDNN's TF32 defaults: vmap 219k samples/s, research
-loop 48.5k, ceiling 522k (4.51x and 42%).
+loop 48.5k, ceiling 522k (4.51x and 42%).  The second (2026-11-27), all three exact: vmap 232k, research loop 56.6k,
+ceiling 265k (4.10x and 87.5%; reference/gpu-2026-11-27.md).
 
 Throughput is training samples per second (clients x steps x batch per round).  Each method runs in
 its own subprocess so that its peak memory is its own: peak resident set size (CPU; it includes the

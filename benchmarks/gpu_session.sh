@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # One prepared run on a lent GPU machine (the `device` tool), inside a fixed wall-clock budget:
 #   1. what the machine is (nvidia-smi, torch, CUDA);
-#   2. the tests marked `gpu` (CUDA kernels against float64 CPU references);
+#   2. the tests marked `gpu` (CUDA kernels, gradients and client-major SGD against CPU references);
 #   3. benchmarks/cnn_round.py on CUDA (its GPU targets: kernels >= 5x the research loop, >= 50% of the ceiling);
-#   4. the full-mode image claims in the paper-like CNN setting, as parallel `validate --full` streams sharing the
-#      GPU, until the budget ends.  A claim that finishes is in its stream's journal.jsonl; the runs a cut-off
-#      claim finished stay in its store.sqlite (with each run's seconds), so a later GPU session resumes them by
-#      carrying the store back (`validate --out DIR` reuses DIR/store.sqlite).  runs.txt lists every stored run's
-#      seconds, configuration and final accuracy.
+#   4. benchmarks/replica_batching.py on CUDA: the full-mode Fig. 4.2 run as 10 one-replica runs against one run of
+#      10 replicas, and torch's profile of a one-replica run (where a full-mode image run's GPU time goes);
+#   5. with STREAMS=1 and the time left, the full-mode image claims as parallel `validate --full` streams sharing
+#      the GPU (the first session's per-run costs: reference/gpu-2026-11-26.md).  A claim that finishes is in its
+#      stream's journal.jsonl; runs.txt lists every stored run's seconds, configuration and final accuracy.
 # Everything but the stores lands in $OUT/gpu_session.tar.gz (the device tool returns at most 8 files, 16 MB each).
 #
-# Run from the repository root, with the data folder carried: BUDGET_S=520 bash benchmarks/gpu_session.sh
+# Run from the repository root, with the data folder carried: BUDGET_S=420 bash benchmarks/gpu_session.sh
 # The machine needs python3 with torch (CUDA), numpy, scipy, pandas, pyarrow, jinja2, matplotlib, threadpoolctl,
 # pytest and hypothesis; dask and cvxpy are not needed (serial validate; no claim of this run solves a program).
 set -u
@@ -28,18 +28,21 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
   nproc; git rev-parse HEAD 2>/dev/null; } > "$work/machine.txt" 2>&1
 
 timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_network.py tests/test_fedawe_kernel.py \
-    > "$work/gpu_tests.log" 2>&1
+    tests/test_dense_grads.py > "$work/gpu_tests.log" 2>&1
 echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/gpu_tests.log"
 
 timeout 120 python3 benchmarks/cnn_round.py --device cuda --rounds 3 > "$work/cnn_round.log" 2>&1
 echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/cnn_round.log"
+
+timeout 150 python3 benchmarks/replica_batching.py --device cuda --profile > "$work/replica_batching.log" 2>&1
+echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/replica_batching.log"
 
 # Three streams share the GPU (small CNNs leave it mostly idle); each gets a few CPU threads of the 16.
 streams=("thesis.ch4.images thesis.cnn.fedstale_map thesis.cnn.cafed_ordering"
          "afga.cnn_fig6_local_steps afga.cnn_fig2_heterogeneity afga.cnn_tables1_3"
          "masfl.image_ordering fedawe.table2_cnn")
 remaining=$(( $(left) - 25 ))
-for i in "${!streams[@]}"; do
+[ "${STREAMS:-0}" = 1 ] && [ "$remaining" -gt 60 ] && for i in "${!streams[@]}"; do
   mkdir -p "$work/s$i"
   OMP_NUM_THREADS=4 timeout "$remaining" python3 -m theorylab validate --full ${streams[$i]} --out "$work/s$i" \
       > "$work/s$i/log.txt" 2>&1 &

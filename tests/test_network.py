@@ -199,15 +199,16 @@ def test_cuda_image_runs_repeat_bit_for_bit():
     assert all(np.array_equal(first.metrics[k], second.metrics[k]) for k in first.metrics)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("model", ["cnn_svhn", "cnn_cinic"])  # cnn_cinic: dropout masks seeded per (client, step)
-def test_client_major_local_sgd_equals_the_step_major_path_bit_for_bit(model, monkeypatch):
+def test_client_major_local_sgd_equals_the_step_major_path_bit_for_bit(model, device, monkeypatch):
     from theorylab.kernels.local_sgd import local_sgd
 
-    problem = tiny(model, dtype=torch.float32)
-    assert problem.strategy == "loop"
-    streams = lambda: Streams(3, 2)  # noqa: E731 -- the same draws for both paths
+    problem = tiny(model, dtype=torch.float32, device=device, strategy="loop")
+    streams = lambda: Streams(3, 2, device)  # noqa: E731 -- the same draws for both paths
     start = problem.initial_point(2, streams()).unsqueeze(1).expand(-1, problem.n_clients, -1)
-    active = torch.tensor([[True, False, True, True, False, True], [False, True, True, False, True, False]])
+    active = torch.tensor([[True, False, True, True, False, True], [False, True, True, False, True, False]],
+                          device=device)
     major = local_sgd(problem, start, 3, 0.05, streams(), active)
     monkeypatch.setattr(type(problem), "client_major_sgd", lambda *args: None)  # the step-major path
     step = local_sgd(problem, start, 3, 0.05, streams(), active)
