@@ -41,6 +41,7 @@ and step of its slot's age :math:`t-v_i` (the paper's :math:`\bar\tau=\frac1{NT}
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from theorylab.clocks import events
@@ -77,9 +78,9 @@ class AllBusy:
         done = state["finish"] <= now
         slot = torch.where(done, state["start"], state["slot"])
         fresh = state["fresh"] | done
-        keys = streams.uniform("participation", (self.n_clients,))
-        k = torch.full((keys.shape[0],), self.sample, dtype=torch.int64, device=keys.device)
-        selected = events.uniform_pick(keys, available, k)
+        keys = streams.uniform("participation", (self.n_clients,)).cpu().numpy()
+        k = np.full(keys.shape[0], self.sample)
+        selected = torch.from_numpy(events.uniform_pick(keys, available.cpu().numpy(), k)).to(available.device)
         arrived = selected & (fresh | self.reuse)
         staleness = torch.where(arrived, t - slot, 0)
         length = state["speed"] if self.law.per == "client" else durations(self.law, streams, self.n_clients)

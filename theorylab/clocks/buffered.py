@@ -35,6 +35,7 @@ dispatched.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from theorylab.clocks import events
@@ -83,48 +84,77 @@ class Buffered:
     def metrics(self, state: events.State) -> dict[str, torch.Tensor]:
         return events.metrics(state, self.n_clients)
 
-    def _draws(self, streams, launches: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _draws(self, streams, launches: int) -> tuple[np.ndarray, np.ndarray | None]:
         """Keys ``(R, launches, N)`` and job lengths (``None`` for one duration per client) of ``launches``
         consecutive launches, drawn at once: the same numbers, in the same order, as one draw per launch."""
-        keys = streams.uniform("participation", (launches, self.n_clients))
+        keys = streams.uniform("participation", (launches, self.n_clients)).cpu().numpy()
         if self.law.per == "client":
             return keys, None
-        return keys, durations(self.law, streams, (launches, self.n_clients))
+        return keys, durations(self.law, streams, (launches, self.n_clients)).cpu().numpy()
 
-    def _launch(self, state, streams, available, version: int, target: int, draws=None):
+    def _launch(self, state, streams, available, version: int, target):
         """Start idle ``available`` clients from model ``version`` at each replica's current time until ``target``
-        jobs run; ``draws`` are this launch's keys and lengths (default: drawn now)."""
-        running = torch.isfinite(state["finish"])
-        need = (target - running.sum(1)).clamp(min=0)
-        if draws is None:
-            keys, lengths = self._draws(streams, 1)
-            draws = (keys[:, 0], None if lengths is None else lengths[:, 0])
-        keys, length = draws
-        chosen = events.uniform_pick(keys, available & ~running & ~state["pending"], need)
-        length = state["speed"] if length is None else length
-        finish = torch.where(chosen, state["now"].unsqueeze(1) + length, state["finish"])
-        return {**state, "finish": finish, "version": torch.where(chosen, version, state["version"])}, chosen
+        (an int, or one per replica) jobs run, with this launch's keys and lengths drawn now."""
+        keys, lengths = self._draws(streams, 1)
+        jobs = _arrays(state)
+        target = target.cpu().numpy() if isinstance(target, torch.Tensor) else target
+        chosen = _start(jobs, keys[:, 0], None if lengths is None else lengths[:, 0], available.cpu().numpy(),
+                        version, target)
+        return _tensors(state, jobs), torch.from_numpy(chosen).to(available.device)
 
     def _fill(self, state, streams, available, version: int):
         """Pop completions until the next buffer holds ``S`` updates (or no job runs); R1 starts one client from
         model ``version`` at each completion (the ``S`` launches' numbers drawn at once).  Under R2 no job starts
-        meanwhile, so the ``S`` earliest completions are popped at once."""
-        started = torch.zeros_like(state["pending"])
+        meanwhile, so the ``S`` earliest completions are popped at once.  Simultaneous completions (possible
+        under the ``fixed`` law only) are popped in client order."""
+        jobs, free = _arrays(state), available.cpu().numpy()
+        finish, pending, now = jobs["finish"], jobs["pending"], jobs["now"]
+        started = np.zeros(free.shape, dtype=bool)
+        rows = np.arange(free.shape[0])[:, None]
         pops = self.buffer if self.refill == "R2" else 1
         if self.refill == "R1":
             keys, lengths = self._draws(streams, self.buffer)
         for j in range(self.buffer // pops):
-            first, who = state["finish"].topk(pops, dim=1, largest=False)
-            live = torch.isfinite(first)
-            pop = torch.zeros_like(started).scatter_(1, who, live)
-            last = torch.where(live, first, -torch.inf).max(1).values
-            state = {**state, "pending": state["pending"] | pop, "now": torch.where(live.any(1), last, state["now"]),
-                     "finish": state["finish"].masked_fill(pop, torch.inf)}
+            who = finish.argmin(1)[:, None] if pops == 1 else np.argsort(finish, axis=1, kind="stable")[:, :pops]
+            first = finish[rows, who]
+            live = np.isfinite(first)
+            r, c = np.nonzero(live)
+            pending[r, who[r, c]], finish[r, who[r, c]] = True, np.inf
+            any_live = live.any(1)
+            now[any_live] = np.where(live, first, -np.inf).max(1)[any_live]
             if self.refill == "R1":
-                draws = (keys[:, j], None if lengths is None else lengths[:, j])
-                state, chosen = self._launch(state, streams, available, version, self.concurrency, draws)
-                started |= chosen
-        return state, started
+                started |= _start(jobs, keys[:, j], None if lengths is None else lengths[:, j], free, version,
+                                  self.concurrency)
+        return _tensors(state, jobs), torch.from_numpy(started).to(available.device)
+
+
+JOBS = ("finish", "version", "pending", "now")  # the clock's job table; the rest of its state is torch
+
+
+def _arrays(state: events.State) -> dict[str, np.ndarray]:
+    """A copy of the job table as numpy arrays, which the event loop updates in place: it runs a few small array
+    operations per completion, where numpy's fixed cost per call is a fraction of torch's."""
+    return {k: state[k].cpu().numpy().copy() for k in JOBS} | ({"speed": state["speed"].cpu().numpy()}
+                                                                if "speed" in state else {})
+
+
+def _tensors(state: events.State, jobs: dict[str, np.ndarray]) -> events.State:
+    device = state["finish"].device
+    return {**state, **{k: torch.from_numpy(jobs[k]).to(device) for k in JOBS}}
+
+
+def _start(jobs, keys, length, available, version: int, target) -> np.ndarray:
+    """Start (in place in ``jobs``) idle ``available`` clients, chosen by the uniform ``keys``, from model
+    ``version`` at each replica's current time until ``target`` jobs run; a job lasts ``length`` (``None``: the
+    client's fixed ``speed``).  Returns the started clients."""
+    finish = jobs["finish"]
+    running = np.isfinite(finish)
+    need = np.maximum(target - running.sum(1), 0)
+    chosen = events.uniform_pick(keys, available & ~running & ~jobs["pending"], need)
+    length = jobs["speed"] if length is None else length
+    finish[chosen] = (jobs["now"][:, None] + length)[chosen]
+    jobs["version"][chosen] = version
+    return chosen
 
 
 @register("clock", "buffered")

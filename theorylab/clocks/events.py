@@ -16,25 +16,32 @@ The statistics a clock records beside the model's metrics (as ``clock.<name>``, 
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 State = dict[str, torch.Tensor]
 
 
-def uniform_pick(keys: torch.Tensor, eligible: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+def uniform_pick(keys: np.ndarray, eligible: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``k[r]`` clients chosen uniformly without replacement among ``eligible[r]`` (all of them when fewer):
     the eligible clients with the smallest i.i.d. uniform ``keys``.  Shapes ``(R, N)``, ``(R, N)``, ``(R,)``.
 
-    The ``max k`` smallest keys of each row come from one ``topk`` (a launch usually starts one client, so this is
-    a minimum, not a sort); ties among the uniform keys have probability zero."""
-    chosen = torch.zeros_like(eligible)
-    most = int(k.max()) if k.numel() else 0
+    numpy, not torch: the clocks pick clients once per event on ``(R, N)`` arrays of a few hundred entries, where a
+    torch call's fixed cost is several times numpy's.  A launch usually starts one client, so the pick is an
+    ``argmin``; ties among the uniform keys have probability zero (the ineligible clients' key 2.0 ties, but they
+    are masked out)."""
+    chosen = np.zeros(eligible.shape, dtype=bool)
+    most = int(k.max()) if k.size else 0
     if most == 0:
         return chosen
-    masked = torch.where(eligible, keys, torch.full_like(keys, 2.0))
-    who = masked.topk(min(most, keys.shape[1]), dim=1, largest=False).indices
-    keep = torch.arange(who.shape[1], device=k.device) < k.unsqueeze(1)
-    return chosen.scatter_(1, who, keep) & eligible
+    masked = np.where(eligible, keys, 2.0)
+    rows = np.arange(keys.shape[0])[:, None]
+    if most == 1:
+        who = masked.argmin(1)[:, None]
+    else:
+        who = np.argsort(masked, axis=1, kind="stable")[:, :min(most, keys.shape[1])]
+    chosen[rows, who] = np.arange(who.shape[1]) < k[:, None]
+    return chosen & eligible
 
 
 def staleness_state(replicas: int, device=None) -> State:
