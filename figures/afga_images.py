@@ -86,13 +86,14 @@ def tables_1_3_settings(base: Setup) -> dict[str, Setup]:
     return {"Setting 1": dataclasses.replace(base, clients=2 * base.clients), "Setting 2": base}
 
 
-def runs(ctx, s: Setup, partition: dict, switches: dict, participation: dict) -> list:
-    """The traces of one method (``switches``, ``participation``) on ``s``, one per seed (``ctx.run``: cached)."""
+def runs(ctx, s: Setup, partition: dict, switches: dict, participation: dict, algorithm: dict | None = None) -> list:
+    """The traces of one method (``switches``, ``participation``) on ``s``, one per seed (``ctx.run``: cached);
+    ``algorithm`` replaces the ``afga`` spec (Table 8's decentralised baselines)."""
+    spec = algorithm or {"name": "afga", "local_steps": s.local_steps, **STEP_SIZES, **switches}
     out = []
     for seed in s.seeds:
         config = RunConfig(problem={**s.problem, "clients": s.clients, "seed": seed, **partition},
                            participation=participation, rounds=s.rounds, replicas=s.replicas, seed=seed,
-                           every=s.every, device=s.device, dtype="float32",
-                           algorithm={"name": "afga", "local_steps": s.local_steps, **STEP_SIZES, **switches})
+                           every=s.every, device=s.device, dtype="float32", algorithm=spec)
         out.append(ctx.run(config))
     return out

@@ -16,7 +16,7 @@ clients both run) trains on a Dirichlet(0.1) partition; the figure plots its fin
 column equals its Table 2 SVHN sine row), read from the store when present.
 
 **Table 8.**  On the same :math:`\gamma = 0.3` runs: the first round at which the seed-mean test accuracy, sampled every
-20 rounds (:data:`SAMPLE_EVERY`), reaches each target (:func:`rounds_to_target`; "–" when never).  The paper's targets
+20 rounds (:data:`SAMPLE_EVERY`), reaches each target (:func:`theorylab.figures.learning_curves.rounds_to_target`; "–" when never).  The paper's targets
 are 1/4, 1/2, 3/4 and 1 of Table 2's best test accuracy rounded down to a multiple of 10 points (SVHN 80 -> 20/40/60/80,
 CIFAR-10 60 -> 15/30/45/60, CINIC-10 40 -> 10/20/30/40; :func:`targets`).  Here "best" is the best final test accuracy
 among the algorithms run (Table 2 takes it over eight algorithms and four dynamics).
@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from theorylab.figures.fedawe_cnn_curves import ALGORITHMS, FULL_CPU, FULL_GPU, QUICK, Setup, run_config, setup
+from theorylab.figures.learning_curves import rounds_to_target
 from theorylab.plotting import pyplot, save
 from theorylab.registry import register
 from theorylab.testbeds.training import choose_point, final_accuracy
@@ -144,14 +145,6 @@ def targets(best: float) -> tuple[float, ...]:
     return tuple(q * top for q in QUARTERS)
 
 
-def rounds_to_target(rounds, accuracy, target: float, every: int = SAMPLE_EVERY) -> int | None:
-    """The first round :math:`r` with :math:`r \\bmod` ``every`` :math:`= 0` at which ``accuracy`` (the seed-mean
-    curve, % per evaluated round) is at least ``target``; ``None`` when it never is (Table 8's "–")."""
-    rounds, accuracy = np.asarray(rounds), np.asarray(accuracy, dtype=np.float64)
-    hit = np.flatnonzero((rounds % every == 0) & (accuracy >= target))
-    return int(rounds[hit[0]]) if len(hit) else None
-
-
 def mean_test_curve(traces: list, point: str) -> tuple[np.ndarray, np.ndarray]:
     """Evaluation rounds and the test accuracy (%) averaged over every run of ``traces``."""
     return traces[0].rounds, 100.0 * np.concatenate([t.metrics[f"{point}.test_acc"] for t in traces]).mean(0)
@@ -168,7 +161,7 @@ def table_data(runs: dict, s: Setup) -> dict:
     sine = {label: runs[(DEFAULT_GAMMA, label)] for label in points}
     best = max(table9[(DEFAULT_GAMMA, label, "test")][0] for label in points)
     goal = targets(best)
-    table8 = {label: [rounds_to_target(*mean_test_curve(traces, points[label]), g) for g in goal]
+    table8 = {label: [rounds_to_target(*mean_test_curve(traces, points[label]), g, SAMPLE_EVERY) for g in goal]
               for label, traces in sine.items()}
     return {"table9": table9, "table8": table8, "targets": goal, "best": best}
 

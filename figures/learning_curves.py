@@ -33,6 +33,14 @@ def mean_and_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values.mean(0), std
 
 
+def rounds_to_target(rounds, accuracy, target: float, every: int = 1) -> int | None:
+    """The first round :math:`r` with :math:`r \\bmod` ``every`` :math:`= 0` at which ``accuracy`` (a mean curve per
+    evaluated round) is at least ``target``; ``None`` when it never is (the papers' "–" or "500+")."""
+    rounds, accuracy = np.asarray(rounds), np.asarray(accuracy, dtype=np.float64)
+    hit = np.flatnonzero((rounds % every == 0) & (accuracy >= target))
+    return int(rounds[hit[0]]) if len(hit) else None
+
+
 def draw(panels: dict[str, dict[str, list[Trace]]], path, points: dict[str, str] | None = None, title: str = ""):
     plt = pyplot()
     points = points or {}

@@ -8,6 +8,7 @@ import pytest
 
 from theorylab.claims import Context, evaluate, select
 from theorylab.figures import fedawe_example2 as fig
+from theorylab.figures.learning_curves import rounds_to_target
 from theorylab.kernels.schedules import make_schedule
 from theorylab.trace import Trace
 from theorylab.validations.fedawe import example2
@@ -51,12 +52,12 @@ def test_table8_targets_are_the_papers():
 def test_rounds_to_target_on_a_hand_trace():
     rounds = [0, 10, 20, 30, 40, 50, 60]
     acc = [5.0, 30.0, 25.0, 50.0, 60.0, 90.0, 95.0]  # sampled every 20 rounds: 5, 25, 60, 95
-    assert fig.rounds_to_target(rounds, acc, 0.0) == 0
-    assert fig.rounds_to_target(rounds, acc, 20.0) == 20
-    assert fig.rounds_to_target(rounds, acc, 30.0) == 40  # round 10 reaches it but is not sampled
-    assert fig.rounds_to_target(rounds, acc, 95.0) == 60
-    assert fig.rounds_to_target(rounds, acc, 96.0) is None
-    assert fig.rounds_to_target(rounds, acc, 30.0, every=10) == 10
+    assert rounds_to_target(rounds, acc, 0.0, fig.SAMPLE_EVERY) == 0
+    assert rounds_to_target(rounds, acc, 20.0, fig.SAMPLE_EVERY) == 20
+    assert rounds_to_target(rounds, acc, 30.0, fig.SAMPLE_EVERY) == 40  # round 10 reaches it but is not sampled
+    assert rounds_to_target(rounds, acc, 95.0, fig.SAMPLE_EVERY) == 60
+    assert rounds_to_target(rounds, acc, 96.0, fig.SAMPLE_EVERY) is None
+    assert rounds_to_target(rounds, acc, 30.0, every=10) == 10
 
 
 def test_accuracies_up_to_a_horizon():

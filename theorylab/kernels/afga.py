@@ -74,6 +74,12 @@ def contiguous_clusters(n_clients: int, clusters: int) -> list[tuple[int, ...]]:
     return [tuple(range(k * n, (k + 1) * n)) for k in range(clusters)]
 
 
+def gossip_messages(W: torch.Tensor, steps: int) -> torch.Tensor:
+    """Client-to-client models sent in ``steps`` mixing steps with ``W`` (``(N, N)`` or ``(R, N, N)``): its
+    off-diagonal non-zeros, once per step (the ``afga.gossip_messages`` counter)."""
+    return ((W > 0).sum((-2, -1)) - (W.diagonal(dim1=-2, dim2=-1) > 0).sum(-1)) * steps
+
+
 def resolve_topology(spec) -> Topology:
     """A topology spec (``{"name": ...}``, see ``theorylab list topology``) or an explicit matrix, validated."""
     try:
@@ -183,7 +189,7 @@ def afga(local_steps: int = 24, lr=0.01, topology=None, clusters: int = 1, resam
         w = aggregation_weights("active", active, problem.weights, rnd.probs)
         delta = torch.bmm(w.unsqueeze(1), X).squeeze(1) - w.sum(1, keepdim=True) * x  # sum_i w_i (X_i - x)
         x_new, extra = opt.update(state, x, delta)
-        sent = 0.0 if W is None else ((W > 0).sum((-2, -1)) - (W.diagonal(dim1=-2, dim2=-1) > 0).sum(-1)) * steps
+        sent = 0.0 if W is None else gossip_messages(W, steps)
         new.update({"x": x_new, **extra, "afga.delta": delta, "afga.delta_bar": X.mean(1) - x,
                     "afga.uploads": state["afga.uploads"] + active.sum(1),
                     "afga.gossip_messages": state["afga.gossip_messages"] + sent})
