@@ -11,8 +11,7 @@ vertical line is the slowest chain's hitting time :math:`\max_i 1/((1-\lambda_i)
 ``thesis.estimators.rate`` tests the same curves.
 
 Panel (b) of the thesis (CA-Fed's accuracy after :math:`T = 50` rounds with estimators pre-fed by :math:`t'`
-observations) is not drawn: the ``cafed`` kernel's estimated mode learns from the training rounds only and has no
-input for a pre-training history.
+observations) is the recipe ``thesis-fig2-4b`` (:mod:`theorylab.figures.thesis_fig2_4b`).
 """
 
 from __future__ import annotations
@@ -72,5 +71,5 @@ def render(ctx):
     """Thesis Fig. 2.4a: estimation errors of pi_hat and lambda_hat vs the observed rounds t'."""
     data = compute(ctx)
     title = (f"Thesis Fig. 2.4a, Ch. 2 class mix, N = {CLIENTS}, {data['pi'].shape[0]} replicas"
-             f"{' (quick)' if ctx.quick else ''}; panel (b) not drawn (no pre-fed estimator input)")
+             f"{' (quick)' if ctx.quick else ''}; panel (b): thesis-fig2-4b")
     return draw(data, ctx.figure_path("thesis-fig2-4"), title)

@@ -3,8 +3,9 @@
 Every random number of a run comes from a stream owned by one replica and one
 *purpose* (``participation``, ``gradient``, ``data``, ``init``, for the world models beyond participation
 ``channel`` and ``delay``, ``idle`` for the local work of clients computed outside a round's participants,
-:mod:`theorylab.kernels.client_work`, and ``exit`` for Fed-CIS's exit draws, :mod:`theorylab.kernels.fedcis`).  A stream is a
-``torch.Generator`` seeded from a hash of ``(seed, purpose, replica)`` and is
+:mod:`theorylab.kernels.client_work`, ``exit`` for Fed-CIS's exit draws, :mod:`theorylab.kernels.fedcis`, and
+``history`` for the availability CA-Fed's estimators observe before round 0, :mod:`theorylab.kernels.cafed`).
+A stream is a ``torch.Generator`` seeded from a hash of ``(seed, purpose, replica)`` and is
 consumed in round order; within a round the draw has a fixed layout whose
 leading axis is the client.  Hence:
 
@@ -33,7 +34,8 @@ import hashlib
 
 import torch
 
-PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle", "exit")  # new ones last
+PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle", "exit",
+            "history")  # new ones last
 _MASK32 = (1 << 32) - 1
 
 
