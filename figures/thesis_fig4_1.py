@@ -25,15 +25,15 @@ LOSSES = [0.1] * 5 + [0.9] * 5
 LEAF = {"name": "synthetic_leaf", "n_clients": 10, "gamma": 1.0, "delta": 1.0, "ridge": 5e-4, "batch": 32}
 
 
-def curves(ctx, problem: dict, lr: float, rounds: int, replicas: int, seed: int, dtype: str = "float64",
+def curves(ctx, problem: dict, lr: float | dict, rounds: int, replicas: int, seed: int, dtype: str = "float64",
            device: str = "cpu", losses: list[float] = LOSSES) -> dict:
     """The traces of the four methods (same seed: common channel draws and minibatches) on ``problem``, with total
-    loss probabilities ``losses`` on the uplinks."""
+    loss probabilities ``losses`` on the uplinks; ``lr`` is one step for all, or one per method label."""
     out = {}
     for label, aggregator in METHODS.items():
         config = RunConfig(problem=problem, participation={"name": "bernoulli", "p": [1.0] * len(losses)},
                            algorithm={"name": "packet_loss", "aggregator": aggregator, "loss": losses,
-                                      "local_steps": 5, "lr": lr},
+                                      "local_steps": 5, "lr": lr[label] if isinstance(lr, dict) else lr},
                            channel={"name": "bernoulli_loss", "uplink": losses}, rounds=rounds, replicas=replicas,
                            seed=seed, every=max(1, rounds // 15), dtype=dtype, device=device)
         out[label] = ctx.run(config)
