@@ -5,12 +5,14 @@
 #   3. benchmarks/cnn_round.py on CUDA (its GPU targets: kernels >= 5x the research loop, >= 50% of the ceiling);
 #   4. benchmarks/replica_batching.py on CUDA: the full-mode Fig. 4.2 run as 10 one-replica runs against one run of
 #      10 replicas, and torch's profile of a one-replica run (where a full-mode image run's GPU time goes);
-#   5. with STREAMS=1 and the time left, the full-mode image claims as parallel `validate --full` streams sharing
+#   5. with CLAIMS="id ...", those claims in full mode alone on the GPU in the time left (journal and report back);
+#   6. with STREAMS=1 and the time left, the full-mode image claims as parallel `validate --full` streams sharing
 #      the GPU (the first session's per-run costs: reference/gpu-2026-11-26.md).  A claim that finishes is in its
 #      stream's journal.jsonl; runs.txt lists every stored run's seconds, configuration and final accuracy.
 # Everything but the stores lands in $OUT/gpu_session.tar.gz (the device tool returns at most 8 files, 16 MB each).
 #
-# Run from the repository root, with the data folder carried: BUDGET_S=420 bash benchmarks/gpu_session.sh
+# Run from the repository root, with the data folder carried (data/mnist for thesis.ch4.images):
+#   BUDGET_S=540 CLAIMS=thesis.ch4.images bash benchmarks/gpu_session.sh
 # The machine needs python3 with torch (CUDA), numpy, scipy, pandas, pyarrow, jinja2, matplotlib, threadpoolctl,
 # pytest and hypothesis; dask and cvxpy are not needed (serial validate; no claim of this run solves a program).
 set -u
@@ -36,6 +38,17 @@ echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/cnn_round.log"
 
 timeout 150 python3 benchmarks/replica_batching.py --device cuda --profile > "$work/replica_batching.log" 2>&1
 echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/replica_batching.log"
+
+# With CLAIMS="id ...", those claims run in full mode alone on the GPU (one process) in the time left; their journal
+# and report come back.  thesis.ch4.images took 402 s on the H100 with one step for all (2026-11-27) and now also
+# tunes each method's step on 40 tuning runs of 4 replicas.
+remaining=$(( $(left) - 25 ))
+if [ -n "${CLAIMS:-}" ] && [ "$remaining" -gt 60 ]; then
+  mkdir -p "$work/claims"
+  timeout "$remaining" python3 -m theorylab validate --full $CLAIMS --out "$work/claims" > "$work/claims/log.txt" 2>&1
+  echo "exit $? after $(( $(date +%s) - start )) s" >> "$work/claims/log.txt"
+  cp "$work/claims/journal.jsonl" "$work/claims/report.md" "$out/" 2>/dev/null
+fi
 
 # Three streams share the GPU (small CNNs leave it mostly idle); each gets a few CPU threads of the 16.
 streams=("thesis.ch4.images thesis.cnn.fedstale_map thesis.cnn.cafed_ordering"
