@@ -27,6 +27,7 @@ from theorylab.exact.fedstale_moments import fedstale_moments
 from theorylab.kernels.fedstale import THESIS_BETAS as BETAS
 from theorylab.plotting import pyplot, save
 from theorylab.registry import build, register
+from theorylab.tuning import select
 
 LRS = (10 ** -2.5, 10 ** -2, 10 ** -1.5, 10 ** -1)  # eta_c grid (thesis: 10^-2 ... 10^-4 for its CNNs)
 LOCAL_STEPS, SIGMA, START = 5, 1.0, 5.0
@@ -66,9 +67,10 @@ def tuned_losses(shift: float, p_min: float, betas=BETAS) -> dict[float, tuple[f
     problem, rounds, p = two_groups(shift), horizon(p_min), [1.0, 1.0, p_min, p_min]
     out = {}
     for beta in betas:
-        losses = {lr: fedstale_moments(problem, p, beta, LOCAL_STEPS, lr, 1.0, rounds)[1][-1] for lr in LRS}
-        lr = min(losses, key=losses.get)
-        out[beta] = (float(losses[lr]), lr)
+        losses = {lr: float(fedstale_moments(problem, p, beta, LOCAL_STEPS, lr, 1.0, rounds)[1][-1]) for lr in LRS}
+        lr = select(losses, lambda loss: loss if math.isfinite(loss) else math.nan, larger=False,
+                    rule="least exact final loss (an overflowing step is never chosen)").best
+        out[beta] = (losses[lr], lr)
     return out
 
 

@@ -16,6 +16,7 @@ that involves CA-Fed is therefore decided under both modes of :data:`theorylab.f
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from theorylab.figures import thesis_fig2_1, thesis_fig2_2
 from theorylab.checks import across, at_most, paired_difference
 from theorylab.claims import Evidence, claim
 from theorylab.threads import one_thread
+from theorylab.tuning import select
 from theorylab.validations.thesis.cafed.exclusion import drive
 
 LR_GRID = (0.02, 0.05, 0.1)  # local steps around the common 0.05 for the per-method tuning (eta_c = 2 diverges here)
@@ -201,8 +203,13 @@ def tuned_pair(ctx, mode: str, rounds: int, K: int, kappa: float, other: str) ->
                                                          for label, spec in specs.items()}, _run(c))
 
     tune = dataclasses.replace(ctx, seed=ctx.seed + 1)
-    score = {lr: curves(tune, lr) for lr in LR_GRID}
-    chosen = {label: max(LR_GRID, key=lambda lr: score[lr][label][:, -1].mean()) for label in ("CA-Fed", other)}
+    grid = {lr: curves(tune, lr) for lr in LR_GRID}
+
+    def final(acc: np.ndarray) -> float:  # a diverged run's accuracy reads inf: never chosen (theorylab.tuning)
+        return float(acc[:, -1].mean()) if np.isfinite(acc[:, -1]).all() else math.nan
+
+    chosen = {label: select({lr: runs[label] for lr, runs in grid.items()}, final, larger=True,
+                            rule="best mean final accuracy on the tuning seed").best for label in ("CA-Fed", other)}
     return {label: curves(ctx, lr)[label] for label, lr in chosen.items()}, chosen
 
 
