@@ -17,7 +17,8 @@ from theorylab.sources import papers, register_paper
 
 CATALOGUE = {
     "digest": "toy.md §8",
-    "checks": [{"id": "V1", "title": "one"}, {"id": "V2", "title": "two"}, {"id": "V3", "title": "three"},
+    "checks": [{"id": "V1", "title": "one"}, {"id": "V2", "title": "two", "why": "runs on a stand-in only"},
+               {"id": "V3", "title": "three"},
                {"id": "V4", "title": "four", "status": "n/a", "why": "no experiment in the paper"}],
     "algorithms": [{"name": "FedAvg", "kernel": "fedavg", "spec": {"aggregation": "all"}},
                    {"name": "Special", "module": "theorylab.coverage"}, {"name": "Lost", "why": "no definition"}],
@@ -62,6 +63,14 @@ def test_statuses_follow_their_definitions():
     assert [a.status for a in cov.algorithms] == ["kernel", "module", "none"]
     assert cov.uncited == ["toy.c"] and cov.n_claims == 3
     assert cov.own_recipes == ["toy-extra"]  # named after the work, drawing no catalogued figure
+
+
+def test_a_partly_tested_check_must_say_why():
+    bare = {"digest": "toy.md §8", "checks": [{"id": "V2", "title": "two"}]}
+    cov = toy({"toy.a": fake(partial=["V2"])}, catalogue=bare)
+    assert len(cov.problems) == 1 and "check V2 of toy is only partly tested" in cov.problems[0]
+    cov = toy({"toy.a": fake(["V2"])}, catalogue=bare)  # covered: nothing to explain
+    assert cov.problems == []
 
 
 def test_a_claim_citing_a_check_the_catalogue_lacks_is_a_problem():

@@ -7,7 +7,8 @@ the numbered validation checks of 000_fedawe.md §8, 001_thesis_ch1-3.md §8 and
 §5, 003_performative_fl.md §8 and 004_masfl.md §5.2 — with, per entry:
 
 * ``checks``: ``id`` (as the digest numbers it), a one-line ``title``, optionally the ``digest`` file and section (else
-  the catalogue's ``digest``) and ``status: "n/a"`` with ``why`` for a check that has nothing of the work to test;
+  the catalogue's ``digest``) and ``status: "n/a"`` with ``why`` for a check that has nothing of the work to test; a
+  check that claims test only in part needs ``why`` too (what they leave out, and why it cannot be run here);
 * ``algorithms``: the work's algorithms and baselines, each with its registered ``kernel`` (``theorylab list
   algorithm``) and a ``spec`` of parameters that selects the variant, or the engine ``module`` that implements it when
   it is no kernel, or only ``why`` when nothing does;
@@ -187,6 +188,9 @@ def cover(paper: str, catalogue: dict, claims: Mapping[str, Any], recipes: Mappi
                                 f"{', '.join(full[check_id] + part[check_id])}")
         else:
             status = "covered" if full[check_id] else "partial" if part[check_id] else "missing"
+            if status == "partial" and not row.get("why"):
+                problems.append(f"check {check_id} of {paper} is only partly tested: its catalogue entry needs `why` "
+                                "(what the claims leave out, and why it cannot be run here)")
         rows.append(CheckRow(check_id, row["title"], digest, status, tuple(full[check_id]), tuple(part[check_id]),
                              row.get("why", "")))
     algorithms = [_algorithm(row, kernels, spec_error, paper, problems) for row in catalogue.get("algorithms", [])]
@@ -318,7 +322,8 @@ def markdown(coverages: list[Coverage]) -> str:
                 f"{_counts(t['checks'], CHECK_STATUSES)}.", ""]
         out += _table(["check", "title", "status", "claims"],
                       ([r.id, r.title, r.status,
-                        "; ".join([*r.claims, *(f"{c} (partial)" for c in r.partial)]) or r.why or "—"]
+                        "; ".join([*r.claims, *(f"{c} (partial)" for c in r.partial)]) + (
+                            f" — {r.why}" if r.why and r.status == "partial" else "") or r.why or "—"]
                        for r in cov.checks))
         out += ["", f"**Algorithms**: {t['algorithms']['total']} — {_counts(t['algorithms'], ALGORITHM_STATUSES)}.", ""]
         out += _table(["algorithm", "registered as", "parameters", "note"],
