@@ -45,8 +45,8 @@ def problem() -> tuple[np.ndarray, np.ndarray]:
 def config(replicas: int) -> RunConfig:
     A, b = problem()
     return RunConfig(
-        problem={"name": "quadratic", "hessians": np.einsum("mi,ij->mij", A, np.eye(D)).tolist(),
-                 "centers": b.tolist(), "sigma": NOISE * math.sqrt(D)},
+        problem={"name": "diagonal_quadratic", "curvatures": A.tolist(), "centers": b.tolist(),
+                 "sigma": NOISE * math.sqrt(D)},
         participation={"name": "bernoulli", "p": [1.0] * M},
         algorithm={"name": "fedbuff", "lr": LR, "local_steps": S, "staleness_weight": False,
                    "server": {"name": "sgd", "lr": SERVER_LR}},

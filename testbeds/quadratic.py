@@ -234,6 +234,17 @@ def quadratic(hessians, centers, weights=None, offsets=None, sigma: float = 0.0,
     return Quadratic(hessians, centers, weights, offsets, sigma, noise, x0, device, dtype)
 
 
+@register("testbed", "diagonal_quadratic")
+def diagonal_quadratic(curvatures, centers, weights=None, offsets=None, sigma: float = 0.0, noise: str = "gaussian",
+                       x0=None, device="cpu", dtype=torch.float64) -> Quadratic:
+    """Quadratic clients with diagonal Hessians, F_i = ½ Σ_j a_ij (x_j − u_ij)² + c_i, given by their curvatures
+    ``a`` (m, d): the ``quadratic`` testbed with A_i = diag(a_i), whose configuration (hashed for the store) holds
+    m·d numbers instead of m·d²."""
+    a = _as_float_array("curvatures", curvatures, 2)
+    return Quadratic(np.einsum("mi,ij->mij", a, np.eye(a.shape[1])), centers, weights, offsets, sigma, noise, x0,
+                     device, dtype)
+
+
 @register("testbed", "scalar_quadratic")
 def scalar_quadratic(centers: Sequence[float], curvatures: Sequence[float] | None = None, weights=None,
                      sigma: float = 0.0, noise: str = "gaussian", x0: float = 0.0,

@@ -47,6 +47,7 @@ BASES = {  # (kind, name) -> base spec, for factories with required arguments or
     ("testbed", "quadratic"): {"hessians": [[[1.0, 0.0], [0.0, 2.0]]] * M,
                                "centers": [[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]]},
     ("testbed", "scalar_quadratic"): {"centers": [0.0, 1.0, 3.0]},
+    ("testbed", "diagonal_quadratic"): {"curvatures": [[1.0, 2.0]] * M, "centers": [[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]]},
     ("testbed", "random_quadratic"): {"n_clients": M, "dim": 2},
     ("testbed", "gaussian_mean"): {"means": [1.0, 2.0, 3.0], "sensitivities": [0.1, 0.2, 0.3]},
     ("testbed", "gaussian_mean_paper"): {"n_clients": M},

@@ -104,3 +104,22 @@ def test_zero_sigma_draws_nothing():
 def test_bad_inputs_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Quadratic(**kwargs)
+
+
+def test_diagonal_quadratic_is_the_quadratic_with_diagonal_hessians():
+    # the same problem from m x d curvatures as from the m x d x d matrices diag(a_i): the same run, bit for bit
+    from theorylab.config import RunConfig
+    from theorylab.runner import run
+
+    rng = np.random.default_rng(3)
+    a, u = rng.uniform(1.0, 4.0, (5, 3)), rng.normal(size=(5, 3))
+    full = {"name": "quadratic", "hessians": np.einsum("mi,ij->mij", a, np.eye(3)).tolist(), "centers": u.tolist(),
+            "sigma": 0.3}
+    diagonal = {"name": "diagonal_quadratic", "curvatures": a.tolist(), "centers": u.tolist(), "sigma": 0.3}
+    traces = [run(RunConfig(problem=p, participation={"name": "bernoulli", "p": [0.6] * 5},
+                            algorithm={"name": "fedavg", "local_steps": 2, "lr": 0.05}, rounds=6, replicas=2, every=2))
+              for p in (full, diagonal)]
+    assert all(np.array_equal(traces[0].metrics[k], traces[1].metrics[k]) for k in traces[0].metrics)
+    with pytest.raises(ValueError, match="curvatures must have 2 dimensions"):
+        run(RunConfig(problem={**diagonal, "curvatures": [1.0, 2.0]}, participation={"name": "bernoulli", "p": [1.0] * 5},
+                      algorithm={"name": "fedavg"}, rounds=1))
