@@ -44,8 +44,8 @@ bench: bench-quadratic bench-async bench-threads bench-sweep bench-cnn bench-rep
 bench-quadratic: $(STAMP)  ## synchronous FedAvg on the quadratic: kernel vs a research-style loop, p = 1, 0.5, 0.1
 	$(BIN)/python benchmarks/fedavg_quadratic.py
 
-bench-async: $(STAMP)  ## buffered asynchronous FedBuff: kernel on the virtual clock vs a research-style event loop
-	$(BIN)/python benchmarks/async_buffered.py
+bench-async: $(STAMP)  ## buffered asynchronous FedBuff: kernel vs a research-style event loop (FLSIM_PYTHON=...: FLSim too)
+	$(BIN)/python benchmarks/async_buffered.py $(if $(FLSIM_PYTHON),--flsim-python $(FLSIM_PYTHON))
 
 bench-threads: $(STAMP)  ## the thread policy against 1 and 2 threads, quiet and beside a busy process
 	$(BIN)/python benchmarks/threads.py

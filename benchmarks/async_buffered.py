@@ -13,19 +13,23 @@ moment a job ends (refill R1; a buffered client is not idle until the server ste
   per arriving client, ``rng.normal`` per step.
 
 Throughput is client updates per second (replicas x 2,000 / seconds); the ratio kernel / loop is printed for each
-replica count.  Both sides run in this process, alternating, and the medians of the blocks are compared.  (The peer
-FLSim 0.1.0 needs its own Python 3.10 environment; ``shared/peers/README.md`` holds its measurement, 13.4 ms per
-client update, against which this script also prints theorylab's ratio.)
+replica count.  Both sides run in this process, alternating, and the medians of the blocks are compared.  The peer
+FLSim 0.1.0 needs its own Python 3.10 environment (``shared/peers/README.md``); with ``--flsim-python PATH`` (that
+environment's interpreter) this script first runs ``shared/peers/flsim_async.py`` and prints theorylab's ratio against
+FLSim measured in the same sitting, else against the README's recorded 13.4 ms per client update.
 
-Run: ``python benchmarks/async_buffered.py`` (``--quick``: fewer blocks).
+Run: ``python benchmarks/async_buffered.py [--quick] [--flsim-python /tmp/flsim310/bin/python]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import math
+import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -33,7 +37,8 @@ from theorylab.config import RunConfig
 from theorylab.runner import run
 
 M, D, S, K, C, UPDATES, LR, SERVER_LR, NOISE, T_MAX = 100, 20, 5, 10, 20, 200, 0.05, 0.1, 0.1, 20.0
-FLSIM_MS = 13.4  # ms per client update, shared/peers/README.md
+FLSIM_MS = 13.4  # ms per client update, shared/peers/README.md (recorded; --flsim-python measures it)
+PEER = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "flsim_async.py"
 
 
 def problem() -> tuple[np.ndarray, np.ndarray]:
@@ -95,12 +100,29 @@ def loop_seconds(replicas: int) -> float:
     return time.perf_counter() - started
 
 
+def flsim_ms(python: str | None) -> tuple[float, str]:
+    """FLSim's ms per client update: measured now by the peer script under ``python``, else the recorded value."""
+    if python is None:
+        return FLSIM_MS, "recorded in shared/peers/README.md"
+    if not PEER.is_file():
+        raise SystemExit(f"--flsim-python: the peer script {PEER} is missing (it lives in ../shared/peers)")
+    done = subprocess.run([python, str(PEER)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the FLSim peer failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["ms_per_client_update"]), f"measured now ({result['seconds_total']:.1f} s for " \
+                                                   f"{result['client_updates']} client updates)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer blocks (noisier numbers)")
     parser.add_argument("--blocks", type=int, default=5, help="alternating timing blocks per line (default 5)")
+    parser.add_argument("--flsim-python", help="a Python 3.10 interpreter with FLSim 0.1.0: run the peer now")
     args = parser.parse_args()
     blocks = 2 if args.quick else args.blocks
+    peer, source = flsim_ms(args.flsim_python)
+    print(f"FLSim 0.1.0: {peer:.2f} ms per client update, {source}")
     updates = K * UPDATES
     print(f"FedBuff, buffered clock R1: m={M}, d={D}, s={S}, K={K}, C={C}, {UPDATES} server updates")
     print(f"{'replicas':>8} {'kernel upd/s':>13} {'loop upd/s':>11} {'ratio':>7} {'kernel ms/upd':>14} {'vs FLSim':>9}")
@@ -113,7 +135,7 @@ def main() -> None:
             lo.append(loops * updates / loop_seconds(loops))
         k_rate, l_rate = float(np.median(k)), float(np.median(lo))
         ms = 1e3 / k_rate
-        print(f"{replicas:8d} {k_rate:13.3e} {l_rate:11.3e} {k_rate / l_rate:7.1f} {ms:14.5f} {FLSIM_MS / ms:8.0f}x")
+        print(f"{replicas:8d} {k_rate:13.3e} {l_rate:11.3e} {k_rate / l_rate:7.1f} {ms:14.5f} {peer / ms:8.0f}x")
     print("targets (issue 23): >= 1,000x FLSim per client update at R = 1, >= 5,000x per replica-update at R = 256")
 
 
