@@ -259,7 +259,8 @@ def paired_difference(name: str, higher, lower, note: str = "", strict: bool = T
     the confidence sequence of :mod:`theorylab.sequential` inside :func:`theorylab.sequential.anytime_orderings` (seeds added until
     decided); an undecided check then says how many seeds the current effect would need.  A non-finite difference
     (a diverged run) is inconclusive."""
-    diff = np.asarray(higher, dtype=np.float64).ravel() - np.asarray(lower, dtype=np.float64).ravel()
+    with np.errstate(invalid="ignore"):  # inf - inf (both runs diverged) is nan: undecidable, below
+        diff = np.asarray(higher, dtype=np.float64).ravel() - np.asarray(lower, dtype=np.float64).ravel()
     finite = bool(np.all(np.isfinite(diff)))
     relation = "> 0" if strict else ">= 0"
     per_run = ", ".join(f"{d:+.3g}" for d in diff[:12]) + (", ..." if len(diff) > 12 else "")

@@ -27,16 +27,27 @@ from theorylab.validations.thesis.packet_loss.setting import SOURCE
 CHOICES = {f"clients {', '.join(map(str, c))} lossy": c for c in (LOSSY, SPREAD)}
 
 
+def _spread(values: np.ndarray, digits: int) -> str:
+    """Mean ± sample std of the finite runs, and how many diverged (the runner marks them inf)."""
+    ok = values[np.isfinite(values)]
+    std = ok.std(ddof=1) if len(ok) > 1 else 0.0
+    text = f"{ok.mean():.{digits}f} ± {std:.{digits}f}" if len(ok) else "all runs diverged"
+    return text + (f" ({len(values) - len(ok)} of {len(values)} runs diverged)" if len(ok) < len(values) else "")
+
+
 def summary(runs: dict) -> str:
-    """Final accuracy, training loss and UDMA-PL's swing of one choice's runs, for the notes."""
+    """Final accuracy, training loss and UDMA-PL's swing of one choice's runs, for the notes (diverged runs
+    counted, not averaged)."""
     acc = {k: 100.0 * v for k, v in final(runs).items()}
     loss = final(runs, "train_loss")
     swing = np.concatenate([t.metrics["server.test_acc"][:, 1:] for t in runs["UDMA-PL"]]) * 100.0
-    return ("test accuracy % (mean ± sample std): " + "; ".join(f"{k} {v.mean():.1f} ± {v.std(ddof=1):.1f}"
-                                                               for k, v in acc.items())
-            + "; final training loss: " + "; ".join(f"{k} {v.mean():.3g}" for k, v in loss.items())
-            + f"; UDMA-PL accuracy over the evaluated rounds {swing.min():.0f}-{swing.max():.0f}%"
-            + f"; UPGA-PL minus lossless FedAvg {np.mean(acc['UPGA-PL'] - acc['FedAvg (lossless)']):+.2f} points")
+    swing = swing[np.isfinite(swing)]
+    gap = acc["UPGA-PL"] - acc["FedAvg (lossless)"]
+    return ("test accuracy % (mean ± sample std): " + "; ".join(f"{k} {_spread(v, 1)}" for k, v in acc.items())
+            + "; final training loss: " + "; ".join(f"{k} {_spread(v, 3)}" for k, v in loss.items())
+            + (f"; UDMA-PL accuracy over the evaluated rounds {swing.min():.0f}-{swing.max():.0f}%" if len(swing)
+               else "")
+            + f"; UPGA-PL minus lossless FedAvg {_spread(gap, 2)} points")
 
 
 @claim("thesis.ch4.images", SOURCE + " U10; Fig. 4.2",
