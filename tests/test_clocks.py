@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 from theorylab.app.train import _clock_spec
 from theorylab.clocks.schedule import clock_schedule, staleness_histogram
@@ -191,3 +192,29 @@ def test_a_log_normal_whose_mean_overflows_is_named():
 
     with pytest.raises(ValueError, match=r"log_normal.*exp\(800\.1\).*mu \+ sigma\^2/2 must be at most 700"):
         delay_law({"law": "log_normal", "mu": 800.0}, 5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 9), st.integers(0, 2**31 - 1), st.booleans())
+def test_r1_incremental_loop_equals_pop_then_start(replicas, n, seed, per_client):
+    # theorylab.clocks.buffered: R1's loop keeps its running count and busy mask up to date; reference: one _pop and
+    # one _start per completion, which recompute them from the job table
+    from theorylab.clocks.buffered import _pop, _pop_and_restart, _start
+
+    rng = np.random.default_rng(seed)
+    concurrency, S = int(rng.integers(1, n + 1)), int(rng.integers(1, 4))
+    finish = np.where(rng.random((replicas, n)) < 0.6, rng.integers(0, 4, (replicas, n)).astype(float), np.inf)
+    jobs = {"finish": finish, "version": rng.integers(0, 3, (replicas, n)),
+            "pending": ~np.isfinite(finish) & (rng.random((replicas, n)) < 0.3), "now": np.zeros(replicas)}
+    if per_client:
+        jobs["speed"] = rng.integers(0, 3, (replicas, n)).astype(float)  # ties in finish times, as the fixed law
+    keys, lengths = rng.random((replicas, S, n)), None if per_client else rng.random((replicas, S, n)) * 5
+    available = rng.random((replicas, n)) < 0.7
+    fast = {k: v.copy() for k, v in jobs.items()}
+    started = _pop_and_restart(fast, keys, lengths, available, 7, concurrency)
+    slow, expected = {k: v.copy() for k, v in jobs.items()}, np.zeros((replicas, n), dtype=bool)
+    for j in range(S):
+        _pop(slow, 1)
+        expected |= _start(slow, keys[:, j], None if lengths is None else lengths[:, j], available, 7, concurrency)
+    assert np.array_equal(started, expected)
+    assert all(np.array_equal(fast[k], slow[k]) for k in jobs)

@@ -103,28 +103,16 @@ class Buffered:
         return _tensors(state, jobs), torch.from_numpy(chosen).to(available.device)
 
     def _fill(self, state, streams, available, version: int):
-        """Pop completions until the next buffer holds ``S`` updates (or no job runs); R1 starts one client from
-        model ``version`` at each completion (the ``S`` launches' numbers drawn at once).  Under R2 no job starts
+        """Pop completions until the next buffer holds ``S`` updates (or no job runs); R1 starts clients from model
+        ``version`` at each completion (the ``S`` launches' numbers drawn at once).  Under R2 no job starts
         meanwhile, so the ``S`` earliest completions are popped at once.  Simultaneous completions (possible
         under the ``fixed`` law only) are popped in client order."""
         jobs, free = _arrays(state), available.cpu().numpy()
-        finish, pending, now = jobs["finish"], jobs["pending"], jobs["now"]
-        started = np.zeros(free.shape, dtype=bool)
-        rows = np.arange(free.shape[0])[:, None]
-        pops = self.buffer if self.refill == "R2" else 1
-        if self.refill == "R1":
-            keys, lengths = self._draws(streams, self.buffer)
-        for j in range(self.buffer // pops):
-            who = finish.argmin(1)[:, None] if pops == 1 else np.argsort(finish, axis=1, kind="stable")[:, :pops]
-            first = finish[rows, who]
-            live = np.isfinite(first)
-            r, c = np.nonzero(live)
-            pending[r, who[r, c]], finish[r, who[r, c]] = True, np.inf
-            any_live = live.any(1)
-            now[any_live] = np.where(live, first, -np.inf).max(1)[any_live]
-            if self.refill == "R1":
-                started |= _start(jobs, keys[:, j], None if lengths is None else lengths[:, j], free, version,
-                                  self.concurrency)
+        if self.refill == "R2":
+            _pop(jobs, self.buffer)
+            started = np.zeros(free.shape, dtype=bool)
+        else:
+            started = _pop_and_restart(jobs, *self._draws(streams, self.buffer), free, version, self.concurrency)
         return _tensors(state, jobs), torch.from_numpy(started).to(available.device)
 
 
@@ -141,6 +129,55 @@ def _arrays(state: events.State) -> dict[str, np.ndarray]:
 def _tensors(state: events.State, jobs: dict[str, np.ndarray]) -> events.State:
     device = state["finish"].device
     return {**state, **{k: torch.from_numpy(jobs[k]).to(device) for k in JOBS}}
+
+
+def _pop(jobs, pops: int) -> None:
+    """Move each replica's ``pops`` earliest running jobs (all, when fewer run) to the buffer, in place, and its
+    clock to the last of them; simultaneous completions go in client order."""
+    finish, rows = jobs["finish"], np.arange(len(jobs["now"]))[:, None]
+    who = np.argsort(finish, axis=1, kind="stable")[:, :pops]
+    first = finish[rows, who]
+    live = np.isfinite(first)
+    r, c = np.nonzero(live)
+    jobs["pending"][r, who[r, c]], finish[r, who[r, c]] = True, np.inf
+    any_live = live.any(1)
+    jobs["now"][any_live] = np.where(live, first, -np.inf).max(1)[any_live]
+
+
+def _pop_and_restart(jobs, keys, lengths, available, version: int, concurrency: int) -> np.ndarray:
+    """R1, in place: at each of the buffer's completions (launch ``j`` of ``keys`` ``(R, S, N)`` and ``lengths``),
+    pop the earliest running job, then start idle ``available`` clients until ``concurrency`` run, as
+    :func:`_pop` with one pop and :func:`_start` would, with the same choices and floats.  The running count and
+    the busy mask (running or buffered) are kept up to date rather than recomputed, so a completion costs a few
+    array operations; a launch that needs one client picks the eligible one of least key directly (the common
+    case), several go through :func:`theorylab.clocks.events.uniform_pick`.  Returns the started clients."""
+    finish, pending, now, versions = jobs["finish"], jobs["pending"], jobs["now"], jobs["version"]
+    rows = np.arange(len(now))
+    busy = np.isfinite(finish)
+    running = busy.sum(1)
+    busy |= pending
+    started = np.zeros(busy.shape, dtype=bool)
+    for j in range(keys.shape[1]):
+        who = finish.argmin(1)
+        first = finish[rows, who]
+        live = np.isfinite(first)
+        r, w = rows[live], who[live]
+        pending[r, w], finish[r, w], now[r] = True, np.inf, first[live]
+        running -= live
+        need = np.maximum(concurrency - running, 0)
+        eligible = available & ~busy
+        if need.max(initial=0) <= 1:
+            pick = np.where(eligible, keys[:, j], 2.0).argmin(1)
+            chosen = (need > 0) & eligible[rows, pick]
+            r, w = rows[chosen], pick[chosen]
+        else:
+            r, w = np.nonzero(events.uniform_pick(keys[:, j], eligible, need))
+        length = jobs["speed"] if lengths is None else lengths[:, j]
+        finish[r, w] = now[r] + length[r, w]
+        versions[r, w] = version
+        busy[r, w] = started[r, w] = True
+        running += np.bincount(r, minlength=len(rows))
+    return started
 
 
 def _start(jobs, keys, length, available, version: int, target) -> np.ndarray:
