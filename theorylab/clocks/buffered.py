@@ -148,9 +148,9 @@ def _pop_and_restart(jobs, keys, lengths, available, version: int, concurrency: 
     """R1, in place: at each of the buffer's completions (launch ``j`` of ``keys`` ``(R, S, N)`` and ``lengths``),
     pop the earliest running job, then start idle ``available`` clients until ``concurrency`` run, as
     :func:`_pop` with one pop and :func:`_start` would, with the same choices and floats.  The running count and
-    the busy mask (running or buffered) are kept up to date rather than recomputed, so a completion costs a few
-    array operations; a launch that needs one client picks the eligible one of least key directly (the common
-    case), several go through :func:`theorylab.clocks.events.uniform_pick`.  Returns the started clients."""
+    the busy mask (running or buffered) are kept up to date rather than recomputed, and the chosen clients come
+    as index pairs (:func:`theorylab.clocks.events.uniform_pairs`), so a completion costs a few array operations.
+    Returns the started clients."""
     finish, pending, now, versions = jobs["finish"], jobs["pending"], jobs["now"], jobs["version"]
     rows = np.arange(len(now))
     busy = np.isfinite(finish)
@@ -165,13 +165,7 @@ def _pop_and_restart(jobs, keys, lengths, available, version: int, concurrency: 
         pending[r, w], finish[r, w], now[r] = True, np.inf, first[live]
         running -= live
         need = np.maximum(concurrency - running, 0)
-        eligible = available & ~busy
-        if need.max(initial=0) <= 1:
-            pick = np.where(eligible, keys[:, j], 2.0).argmin(1)
-            chosen = (need > 0) & eligible[rows, pick]
-            r, w = rows[chosen], pick[chosen]
-        else:
-            r, w = np.nonzero(events.uniform_pick(keys[:, j], eligible, need))
+        r, w = events.uniform_pairs(keys[:, j], available & ~busy, need)
         length = jobs["speed"] if lengths is None else lengths[:, j]
         finish[r, w] = now[r] + length[r, w]
         versions[r, w] = version

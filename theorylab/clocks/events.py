@@ -22,26 +22,34 @@ import torch
 State = dict[str, torch.Tensor]
 
 
-def uniform_pick(keys: np.ndarray, eligible: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``k[r]`` clients chosen uniformly without replacement among ``eligible[r]`` (all of them when fewer):
-    the eligible clients with the smallest i.i.d. uniform ``keys``.  Shapes ``(R, N)``, ``(R, N)``, ``(R,)``.
+def uniform_pairs(keys: np.ndarray, eligible: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``k[r]`` clients chosen uniformly without replacement among ``eligible[r]`` (all of them when fewer): the
+    eligible clients with the smallest i.i.d. uniform ``keys``, as ``(replica, client)`` index arrays in replica
+    order.  Shapes ``(R, N)``, ``(R, N)``, ``(R,)``.
 
     numpy, not torch: the clocks pick clients once per event on ``(R, N)`` arrays of a few hundred entries, where a
-    torch call's fixed cost is several times numpy's.  A launch usually starts one client, so the pick is an
+    torch call's fixed cost is several times numpy's.  A launch usually starts one client, so the pick is then an
     ``argmin``; ties among the uniform keys have probability zero (the ineligible clients' key 2.0 ties, but they
-    are masked out)."""
-    chosen = np.zeros(eligible.shape, dtype=bool)
+    are never kept)."""
+    rows = np.arange(keys.shape[0])
     most = int(k.max()) if k.size else 0
     if most == 0:
-        return chosen
+        return rows[:0], rows[:0]
     masked = np.where(eligible, keys, 2.0)
-    rows = np.arange(keys.shape[0])[:, None]
     if most == 1:
-        who = masked.argmin(1)[:, None]
-    else:
-        who = np.argsort(masked, axis=1, kind="stable")[:, :min(most, keys.shape[1])]
-    chosen[rows, who] = np.arange(who.shape[1]) < k[:, None]
-    return chosen & eligible
+        who = masked.argmin(1)
+        keep = (k > 0) & eligible[rows, who]
+        return rows[keep], who[keep]
+    who = np.argsort(masked, axis=1, kind="stable")[:, :min(most, keys.shape[1])]
+    r, c = np.nonzero((np.arange(who.shape[1]) < k[:, None]) & np.take_along_axis(eligible, who, 1))
+    return r, who[r, c]
+
+
+def uniform_pick(keys: np.ndarray, eligible: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`uniform_pairs` as an ``(R, N)`` mask of the chosen clients."""
+    chosen = np.zeros(eligible.shape, dtype=bool)
+    chosen[uniform_pairs(keys, eligible, k)] = True
+    return chosen
 
 
 def staleness_state(replicas: int, device=None) -> State:
