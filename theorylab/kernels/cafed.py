@@ -129,10 +129,10 @@ def past(chain: TwoStateMarkov, present: torch.Tensor, rounds: int, streams: Str
     ``present`` :math:`= a^{(0)}` on ``chain``: backward steps :math:`P(a^{(-k-1)}=1\\mid a^{(-k)}=a) = P_{i,a1}`
     (the reversed two-state chain has the matrix :math:`P_i`), uniforms from the ``history`` stream."""
     to_active = torch.as_tensor(chain.transition_matrices()[:, :, 1], device=present.device)  # (m, 2): P_{i,a1}
+    u = streams.uniform("history", (rounds, chain.n_clients))  # the same numbers as one (m,) draw per past round
     masks, a = [], present
-    for _ in range(rounds):
-        u = streams.uniform("history", (chain.n_clients,))
-        a = u < torch.where(a, to_active[:, 1], to_active[:, 0])
+    for k in range(rounds):
+        a = u[:, k] < torch.where(a, to_active[:, 1], to_active[:, 0])
         masks.append(a)
     return masks[::-1]
 
