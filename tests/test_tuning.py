@@ -56,8 +56,13 @@ def test_baseline_table_tunes_on_held_out_runs_and_renders(monkeypatch, tmp_path
     monkeypatch.setattr(afga_baselines, "READINGS", small)
     ctx = Context(quick=True, figure_dir=tmp_path)
     s = afga_images.tables_1_3_settings(tiny)["Setting 2"]
+    calls, original = [], afga_baselines.runs
+    monkeypatch.setattr(afga_baselines, "runs", lambda c, setup, *a: calls.append(setup.seeds) or original(c, setup, *a))
     found = afga_baselines.tuned(ctx, s, "tiny")
     assert list(found) == list(afga_baselines.TABLE1)
+    # per method: its two grid points on the tuning seed, then its choice on the table's own seeds
+    held_out = tuple(seed + afga_baselines.TUNING_SEED for seed in s.seeds)
+    assert calls == [held_out, held_out, s.seeds] * len(found)
     assert found["FedDyn"][0] in ((0.1, 1.0, 1e-8), (1.0, 1.0, 1e-8))
     assert all(len(acc) == len(s.seeds) * s.replicas for _, acc in found.values())
     path = afga_baselines.render(ctx)
