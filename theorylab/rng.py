@@ -23,6 +23,14 @@ per-replica seeds are few and are made collision-free below.  Why not a
 counter-based hash evaluated on tensors?  On this CPU it was 3x slower than the
 generator for the Gaussian noise of the quadratic benchmark.
 
+Small float64 uniform draws on the CPU (participation masks, clock keys: a few hundred numbers per replica per
+round) are *drawn ahead*: each replica's generator fills a block of the next several draws at once, and later draws
+are cut from it.  torch's CPU uniform sampler is serial, so a block is the concatenation of the draws it replaces,
+number for number; what changes is the count of per-replica generator calls, which at these sizes cost far more
+than the numbers (the quick suite spent a tenth of its time in them).  Any other kind of draw from a purpose with
+numbers still ahead first rewinds its generators to the block's start and replays the numbers handed out, so every
+stream stays exactly where one draw at a time would have left it; such a purpose then draws directly.
+
 Gaussian draws are sampled in float32 by torch's vectorised sampler and then
 promoted: float64 sampling is 3.5x slower on CPU, and the float32 quantisation
 changes the variance by about 1e-7 relative, far below any Monte Carlo error.
@@ -31,12 +39,16 @@ changes the variance by about 1e-7 relative, far below any Monte Carlo error.
 from __future__ import annotations
 
 import hashlib
+import math
+from dataclasses import dataclass
 
 import torch
 
 PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle", "exit",
             "history")  # new ones last
 _MASK32 = (1 << 32) - 1
+AHEAD_ENTRIES = 1 << 21  # float64 uniforms drawn ahead per purpose, all replicas together (16 MiB)
+AHEAD_MAX_DRAW = 4096  # per replica: a larger draw's fixed cost is small beside its numbers, so it is drawn directly
 
 
 def _hash32(*parts: object) -> int:
@@ -66,6 +78,17 @@ def stream_seeds(seed: int, replicas: int) -> dict[str, list[int]]:
     return seeds
 
 
+@dataclass
+class _Ahead:
+    """Uniforms drawn ahead for one purpose: ``values`` ``(R, K)`` came right after the generators' ``states``;
+    the first ``used`` of each row have been handed out; the next block covers ``draws`` draws."""
+
+    values: torch.Tensor
+    states: list[torch.Tensor]
+    used: int
+    draws: int
+
+
 class Streams:
     """The random streams of one run: ``replicas`` generators per purpose.
 
@@ -79,8 +102,22 @@ class Streams:
         self.device = torch.device(device)
         self._seeds = stream_seeds(self.seed, self.replicas)
         self._gens: dict[str, list[torch.Generator]] = {}  # created on first use of a purpose
+        self._ahead: dict[str, _Ahead] = {}  # uniforms drawn ahead, per purpose (module docstring)
+        self._direct: set[str] = set()  # purposes that also draw other kinds: never drawn ahead again
 
     def _generators(self, purpose: str) -> list[torch.Generator]:
+        """The purpose's generators, positioned just after the last number handed out (a block drawn ahead is given
+        back: rewound to its start, and the numbers used replayed)."""
+        gens = self._created(purpose)
+        ahead = self._ahead.pop(purpose, None)
+        if ahead is not None and ahead.used < ahead.values.shape[1]:
+            self._direct.add(purpose)
+            for gen, state in zip(gens, ahead.states):
+                gen.set_state(state)
+                torch.empty(ahead.used, dtype=torch.float64).uniform_(generator=gen)
+        return gens
+
+    def _created(self, purpose: str) -> list[torch.Generator]:
         if purpose not in self._seeds:
             raise ValueError(f"unknown stream purpose {purpose!r}; expected one of {PURPOSES}")
         if purpose not in self._gens:
@@ -96,7 +133,31 @@ class Streams:
 
     def uniform(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64) -> torch.Tensor:
         """Uniform[0, 1) draws of shape ``(replicas, *shape)``."""
-        return self._fill(purpose, tuple(shape), dtype, lambda o, g: o.uniform_(generator=g))
+        shape = tuple(shape)
+        n = math.prod(shape)
+        if (dtype == torch.float64 and self.device.type == "cpu" and 0 < n <= AHEAD_MAX_DRAW
+                and purpose not in self._direct):
+            return self._uniform_ahead(purpose, n).reshape(self.replicas, *shape)
+        return self._fill(purpose, shape, dtype, lambda o, g: o.uniform_(generator=g))
+
+    def _uniform_ahead(self, purpose: str, n: int) -> torch.Tensor:
+        """The next ``n`` float64 uniforms of each replica ``(R, n)``, cut from the block drawn ahead; a new block
+        (covering twice as many draws as the last, up to :data:`AHEAD_ENTRIES`) when this one runs out."""
+        ahead = self._ahead.get(purpose)
+        if ahead is not None and ahead.used + n <= ahead.values.shape[1]:
+            ahead.used += n
+            return ahead.values[:, ahead.used - n:ahead.used].contiguous()
+        gens = self._created(purpose)
+        head = ahead.values[:, ahead.used:] if ahead is not None else torch.empty((self.replicas, 0), dtype=torch.float64)
+        draws = min(2 * ahead.draws, 1024) if ahead is not None else 8
+        take = n - head.shape[1]
+        values = torch.empty((self.replicas, max(take, min(draws * n, AHEAD_ENTRIES // self.replicas))),
+                             dtype=torch.float64)
+        states = [gen.get_state() for gen in gens]
+        for row, gen in zip(values, gens):
+            row.uniform_(generator=gen)
+        self._ahead[purpose] = _Ahead(values, states, take, draws)
+        return torch.cat([head, values[:, :take]], dim=1)
 
     def normal(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64,
                scale: float = 1.0) -> torch.Tensor:
