@@ -141,6 +141,26 @@ def test_exact_moments_at_beta0_match_the_fedavg_engine():
     np.testing.assert_allclose(gap, ref.metrics(problem)["server.gap"], atol=1e-12)
 
 
+def test_exact_moment_map_is_the_per_outcome_recursion():
+    """The module docstring's recursion over outcomes, written out here, against one step of
+    :func:`moment_map` (the (mu, vec S) operator the engine iterates), at beta = 0.5 where the memory matters."""
+    from theorylab.exact.fedstale_moments import affine_round, moment_map
+
+    problem = build("testbed", {"name": "random_quadratic", "n_clients": 3, "dim": 2, "seed": 5, "sigma": 0.5})
+    step = affine_round(problem, [0.9, 0.5, 0.2], 0.5, 3, 0.1, 0.7)
+    D = step.M.shape[1]
+    rng = np.random.default_rng(0)
+    mu, root = rng.normal(size=D), rng.normal(size=(D, D))
+    S = root @ root.T + np.outer(mu, mu)
+    mean_next = sum(P * (M @ mu + b) for P, M, b in zip(step.prob, step.M, step.b))
+    second_next = sum(P * (M @ (S - np.outer(mu, mu)) @ M.T + np.outer(M @ mu + b, M @ mu + b) + G)
+                      for P, M, b, G in zip(step.prob, step.M, step.b, step.noise))
+    T, c = moment_map(step)
+    v = T @ np.concatenate([mu, S.ravel()]) + c
+    np.testing.assert_allclose(v[:D], mean_next, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(v[D:].reshape(D, D), second_next, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("empty_round", ["apply", "hold"])
 def test_fedau_weights_are_known_p_weights_fed_fedau_estimates(empty_round):
     """weights="fedau" equals the known-p kernel given 1/omega from FedAU's counters kept by hand (read before the

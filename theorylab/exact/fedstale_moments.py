@@ -69,31 +69,49 @@ def affine_round(problem, p, beta: float, local_steps: int, lr: float, server_lr
     return AffineRound(prob, M, b, np.einsum("nij,jk,nlk->nil", G, cov, G))
 
 
+def second_moment_operator(step: AffineRound) -> np.ndarray:
+    """:math:`K=\\sum_\\xi P_\\xi\\,M_\\xi\\otimes M_\\xi` ``(D^2, D^2)``: :math:`\\mathrm{vec}\\,\\sum_\\xi P_\\xi M_\\xi S
+    M_\\xi^\\top = K\\,\\mathrm{vec}\\,S` (row-major vec)."""
+    n, D = step.M.shape[:2]
+    flat = step.M.reshape(n, D * D)
+    Q = (flat * step.prob[:, None]).T @ flat  # Q[(i, j), (l, k)] = sum_xi P_xi M_ij M_lk
+    return Q.reshape(D, D, D, D).transpose(0, 2, 1, 3).reshape(D * D, D * D)
+
+
 def mean_square_radius(step: AffineRound) -> float:
     """Spectral radius of :math:`\\sum_\\xi P_\\xi M_\\xi\\otimes M_\\xi`: mean-square stable iff below one."""
-    K = np.einsum("n,nij,nkl->ikjl", step.prob, step.M, step.M)
-    D = step.M.shape[1]
-    return float(np.max(np.abs(np.linalg.eigvals(K.reshape(D * D, D * D)))))
+    return float(np.max(np.abs(np.linalg.eigvals(second_moment_operator(step)))))
+
+
+def moment_map(step: AffineRound) -> tuple[np.ndarray, np.ndarray]:
+    """The round as one affine map :math:`v^+ = Tv + c` of :math:`v = (\\mu, \\mathrm{vec}\\,S)`:
+    :math:`\\mu^+ = \\bar M\\mu + \\bar b` and, since the :math:`\\mu\\mu^\\top` terms of the module docstring's
+    :math:`S^+` cancel, :math:`S^+ = \\sum_\\xi P_\\xi(M_\\xi SM_\\xi^\\top + M_\\xi\\mu b_\\xi^\\top + b_\\xi\\mu^\\top
+    M_\\xi^\\top + b_\\xi b_\\xi^\\top + G_\\xi\\Sigma G_\\xi^\\top)`."""
+    P, M, b = step.prob, step.M, step.b
+    D = M.shape[1]
+    cross = np.einsum("n,nij,nl->ilj", P, M, b) + np.einsum("n,ni,nlj->ilj", P, b, M)  # mu -> the b mu^T terms
+    T = np.zeros((D + D * D, D + D * D))
+    T[:D, :D] = np.tensordot(P, M, axes=1)
+    T[D:, :D] = cross.reshape(D * D, D)
+    T[D:, D:] = second_moment_operator(step)
+    c = np.concatenate([P @ b, (np.einsum("n,ni,nj->ij", P, b, b) + np.tensordot(P, step.noise, axes=1)).ravel()])
+    return T, c
 
 
 def fedstale_moments(problem, p, beta: float, local_steps: int, lr: float, server_lr: float,
                      rounds: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact :math:`\\mathbb E w^t` ``(rounds + 1, d)`` and :math:`\\mathbb E[F(w^t)] - F^\\star` ``(rounds + 1,)`` from
-    :math:`w^{(1)}` = the problem's start and :math:`h^{(1)} = 0`."""
+    :math:`w^{(1)}` = the problem's start and :math:`h^{(1)} = 0`, by iterating :func:`moment_map`."""
     step = affine_round(problem, p, beta, local_steps, lr, server_lr)
+    T, c = moment_map(step)
     d, D = problem.dim, step.M.shape[1]
-    mu = np.zeros(D)
-    mu[:d] = problem.x_init
-    S = np.outer(mu, mu)
-    A_bar, x_star = problem.hessian_mean(), problem.x_star
-    noise = np.einsum("n,nij->ij", step.prob, step.noise)
-    means, gaps = [], []
-    for _ in range(rounds + 1):
-        E = S[:d, :d] - np.outer(mu[:d], x_star) - np.outer(x_star, mu[:d]) + np.outer(x_star, x_star)
-        means.append(mu[:d].copy())
-        gaps.append(0.5 * float(np.sum(A_bar * E)))
-        Mmu = step.M @ mu + step.b  # (n, D): M mu + b per outcome
-        cross = np.einsum("nij,jk,nlk->nil", step.M, S - np.outer(mu, mu), step.M)
-        S = np.einsum("n,nij->ij", step.prob, cross + np.einsum("ni,nj->nij", Mmu, Mmu)) + noise
-        mu = step.prob @ Mmu
-    return np.asarray(means), np.asarray(gaps)
+    v = np.zeros((rounds + 1, D + D * D))
+    v[0, :d] = problem.x_init
+    v[0, D:] = np.outer(v[0, :D], v[0, :D]).ravel()
+    for t in range(rounds):
+        v[t + 1] = T @ v[t] + c
+    mean, second = v[:, :d], v[:, D:].reshape(-1, D, D)[:, :d, :d]
+    x_star = problem.x_star
+    E = second - mean[:, :, None] * x_star - x_star[:, None] * mean[:, None, :] + np.outer(x_star, x_star)
+    return mean.copy(), 0.5 * np.einsum("ij,tij->t", problem.hessian_mean(), E)
