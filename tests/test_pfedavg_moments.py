@@ -47,6 +47,39 @@ def test_factored_equals_literal_recursion(scheme, k):
     assert np.all(got.consensus[::E] == 0.0)
 
 
+@pytest.mark.parametrize("eta", [1e-3, 1e-9])
+def test_consensus_error_is_accurate_at_tiny_steps(eta):
+    """The literal recursion in exact rational arithmetic (float inputs converted exactly, the weights as the decimals
+    they are) against the engine,
+    at a constant step.  The consensus error is O(eta^2) while E(theta_bar^2) stays O(1), so computing it as
+    sum_i p_i E theta_i^2 - E theta_bar^2 in floats would leave only rounding (about 1e-15) at eta = 1e-9, where it
+    is about 1e-17: the engine must get it to 1e-12 relative."""
+    from fractions import Fraction
+
+    problem = gaussian_mean(MEANS, EPS, P, sigma=0.8, theta0=-3.0)
+    E, rounds = 3, 2
+    p = [Fraction(str(x)) for x in P]  # exactly 1/10, 4/10, ...: summing to one, as the weights are meant to
+    m, sl, noise = ([Fraction(float(x)) for x in arr] for arr in
+                    (problem.m, 1 - problem.eps, problem.sigma ** 2 + 0 * problem.p))
+    step, n = Fraction(eta), len(p)
+    mu, S = [Fraction(float(problem.theta0))] * n, [[Fraction(float(problem.theta0)) ** 2] * n for _ in range(n)]
+    exact = []
+    for t in range(E * rounds):
+        a = [1 - step * sl[i] for i in range(n)]
+        b = [step * m[i] for i in range(n)]
+        S = [[a[i] * a[j] * S[i][j] + a[i] * mu[i] * b[j] + b[i] * a[j] * mu[j] + b[i] * b[j]
+              + (step * step * noise[i] if i == j else 0) for j in range(n)] for i in range(n)]
+        mu = [a[i] * mu[i] + b[i] for i in range(n)]
+        if (t + 1) % E == 0:  # full participation: theta_i <- sum_j p_j theta_j
+            bar, sq = sum(p[i] * mu[i] for i in range(n)), sum(p[i] * p[j] * S[i][j] for i in range(n) for j in range(n))
+            mu, S = [bar] * n, [[sq] * n for _ in range(n)]
+        sq_bar = sum(p[i] * p[j] * S[i][j] for i in range(n) for j in range(n))
+        exact.append(float(sum(p[i] * S[i][i] for i in range(n)) - sq_bar))
+    got = propagate(problem, E, eta, "full", None, rounds).consensus[1:]
+    np.testing.assert_allclose(got, exact, rtol=1e-12, atol=0.0)
+    assert max(exact) < 1e-15 if eta == 1e-9 else True
+
+
 @pytest.mark.parametrize("scheme, k", [("full", None), ("I", 2), ("II_rescaled", 2)])
 def test_exact_moments_agree_with_monte_carlo(scheme, k):
     cfg = RunConfig(problem={"name": "gaussian_mean", "means": MEANS, "sensitivities": EPS, "weights": P, "sigma": 0.8,

@@ -75,17 +75,26 @@ def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "f
     slope, drift, noise = q * (1.0 - problem.eps), q * problem.m, (q * problem.sigma) ** 2
     eta = step_sizes(lr, rounds * E).reshape(rounds, E)
 
-    def local(j, alpha, beta, v):  # one more local step for every round at once
-        a = 1.0 - eta[:, j, None] * slope
-        return a * alpha, a * beta + eta[:, j, None] * drift, a * a * v + eta[:, j, None] ** 2 * noise
-
+    # One pass over the local steps, every round at once; alpha, beta, v updated in place.  Inside a round only
+    # p-weighted sums of them are needed, which do not involve the round's (c, s): kept per step, combined below.
     alpha, beta, v = np.ones((rounds, len(p))), np.zeros((rounds, len(p))), np.zeros((rounds, len(p)))
+    lost = np.zeros((rounds, len(p)))  # 1 - alpha, kept apart: at small steps alpha - 1 cancels (see _spread)
+    inside = []  # step j = 1..E-1: _spread's sums
     for j in range(E):
-        alpha, beta, v = local(j, alpha, beta, v)
+        if j:
+            inside.append(_spread(lost, beta, v, p))
+        a = 1.0 - eta[:, j, None] * slope
+        alpha *= a
+        lost *= a
+        lost += eta[:, j, None] * slope
+        beta *= a
+        beta += eta[:, j, None] * drift
+        v *= a * a
+        v += eta[:, j, None] ** 2 * noise
     A, B = alpha @ abar, beta @ abar
-    P = np.einsum("ri,ij,rj->r", alpha, omega, alpha)
-    Q = 2.0 * np.einsum("ri,ij,rj->r", alpha, omega, beta)
-    C = np.einsum("ri,ij,rj->r", beta, omega, beta) + v @ np.diag(omega)
+    alpha_omega = alpha @ omega
+    P, Q = (alpha_omega * alpha).sum(1), 2.0 * (alpha_omega * beta).sum(1)
+    C = ((beta @ omega) * beta).sum(1) + v @ np.diag(omega)
     c, s = [float(problem.theta0)], [float(problem.theta0) ** 2]
     for a_r, b_r, p_r, q_r, c_r in zip(A.tolist(), B.tolist(), P.tolist(), Q.tolist(), C.tolist()):  # floats: fast
         s.append(p_r * s[-1] + q_r * c[-1] + c_r)
@@ -95,16 +104,26 @@ def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "f
     T = rounds * E
     mean, second, consensus = np.empty(T + 1), np.empty(T + 1), np.zeros(T + 1)
     mean[::E], second[::E] = c, s
-    alpha, beta, v = np.ones((rounds, len(p))), np.zeros((rounds, len(p))), np.zeros((rounds, len(p)))
-    cr, sr = c[:-1, None], s[:-1, None]
-    for j in range(1, E):  # inside the rounds: virtual average and consensus error
-        alpha, beta, v = local(j - 1, alpha, beta, v)
-        pa, pb = alpha @ p, beta @ p
-        m_bar = pa * c[:-1] + pb
-        sq_bar = pa * pa * s[:-1] + 2 * pa * pb * c[:-1] + pb * pb + v @ (p * p)
-        own = (alpha * alpha * sr + 2 * alpha * beta * cr + beta * beta + v) @ p
-        mean[j::E], second[j::E], consensus[j::E] = m_bar, sq_bar, own - sq_bar
+    c0, s0 = c[:-1], s[:-1]  # each round's broadcast moments
+    for j, (pa, pb, pv2, a2, ab, b2, vq) in enumerate(inside, start=1):  # virtual average and consensus error
+        mean[j::E], second[j::E] = pa * c0 + pb, pa * pa * s0 + 2 * pa * pb * c0 + pb * pb + pv2
+        consensus[j::E] = a2 * s0 + 2 * ab * c0 + b2 + vq
     return PFedAvgMoments(E, np.arange(T + 1), mean, second, consensus)
+
+
+def _spread(lost: np.ndarray, beta: np.ndarray, v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, ...]:
+    r"""Per round, the p-weighted sums that give the virtual average's moments and the consensus error
+    :math:`\sum_ip_i\mathbb E(\theta_i-\bar\theta)^2 = a_2s + 2a_{\alpha\beta}c + b_2 + \sum_ip_i(1-p_i)v_i` from the
+    broadcast moments :math:`(c, s)`: :math:`p^\top\alpha`, :math:`p^\top\beta`, :math:`\sum_ip_i^2v_i` and the
+    centred :math:`a_2=\sum_ip_i(\alpha_i-p^\top\alpha)^2`, :math:`a_{\alpha\beta}`, :math:`b_2` (with
+    :math:`\sum_ip_i=1`; centring first keeps the consensus error free of the cancellation of
+    :math:`\sum_ip_i\mathbb E\theta_i^2-\mathbb E\bar\theta^2`, whose rounding swamped it at small steps).
+    ``lost`` is :math:`1-\alpha`, updated as :math:`a(1-\alpha)+\eta q_i(1-\epsilon_i)`: :math:`\alpha` itself is
+    :math:`1-O(\eta)`, so its spread would lose :math:`\log_{10}(1/\eta)` digits."""
+    lost_bar, pb = lost @ p, beta @ p
+    pa = 1.0 - lost_bar
+    da, db = lost_bar[:, None] - lost, beta - pb[:, None]
+    return pa, pb, v @ (p * p), (da * da) @ p, (da * db) @ p, (db * db) @ p, v @ (p * (1.0 - p))
 
 
 def pfedavg_moments(config: RunConfig) -> PFedAvgMoments:
