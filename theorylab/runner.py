@@ -119,7 +119,7 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
         points = algorithm.points(state)
         values, bad = {}, torch.zeros(R, dtype=torch.bool, device=x0.device)
         for point, x in points.items():
-            bad |= ~torch.isfinite(x).all(-1) | ((x * x).sum(-1) > limit)
+            bad |= ~(torch.linalg.vecdot(x, x) <= limit)  # also true where x has a NaN or an infinity
             for metric, v in problem.metrics(x).items():
                 values[f"{point}.{metric}"] = v
                 bad |= ~torch.isfinite(v).to(bad.device)  # a metric that overflows (x finite, F(x) not) diverged too
