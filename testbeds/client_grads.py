@@ -106,10 +106,11 @@ def _client_grad(problem: Network, flat: torch.Tensor, rows: Draw, j: int, out: 
 
 
 def loop_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
-    """Strategy ``loop``: one reverse pass per active client (:func:`_client_grad`)."""
+    """Strategy ``loop``: one reverse pass per active client (:func:`_client_grad`).  Every strategy reads pair
+    ``j``'s parameters in row ``j`` of ``x`` ``(P, d)`` and writes its gradient to row ``j`` of ``out``."""
     rows = _per_pair(draw, pairs)
-    for j, (r, i) in enumerate(pairs.tolist()):
-        _client_grad(problem, x[r, i], rows, j, out[r, i])
+    for j in range(len(pairs)):
+        _client_grad(problem, x[j], rows, j, out[j])
 
 
 @exact_cudnn()
@@ -135,31 +136,32 @@ def client_major_sgd(problem: Network, start: torch.Tensor, draws, lr: float,
 
 
 def _chunks(problem: Network, pairs: torch.Tensor, draw: Draw):
-    """``(r, i, inputs, labels)`` of the active ``pairs`` in chunks of ``problem.chunk_size``."""
+    """``(part, inputs, labels)`` of the active ``pairs`` in chunks of ``problem.chunk_size`` (``part``: the chunk's
+    slice of the pairs)."""
     rows = _per_pair(draw, pairs)
     for start in range(0, len(pairs), problem.chunk_size):
         part = slice(start, start + problem.chunk_size)
         inputs = problem.inputs("train", rows.index[part], _part(rows.crop, part), _part(rows.flip, part))
-        yield pairs[part, 0], pairs[part, 1], inputs, problem._labels["train"][rows.index[part]]
+        yield part, inputs, problem._labels["train"][rows.index[part]]
 
 
 def vmap_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
     """Strategy ``vmap``: ``vmap(grad(loss))`` over chunks of ``chunk_size`` active clients (models without
     dropout only: any random operation inside raises)."""
     grad = torch.func.vmap(torch.func.grad(problem.loss), randomness="error")
-    for r, i, inputs, labels in _chunks(problem, pairs, draw):
-        out[r, i] = grad(x[r, i].detach(), inputs, labels)
+    for part, inputs, labels in _chunks(problem, pairs, draw):
+        out[part] = grad(x[part].detach(), inputs, labels)
 
 
 def dense_grads(problem: Network, x: torch.Tensor, pairs: torch.Tensor, draw: Draw, out: torch.Tensor) -> None:
     """Strategy ``dense``: the closed-form backward pass over chunks of ``chunk_size`` active clients
     (:func:`theorylab.testbeds.dense_grads.dense_backward`)."""
-    for r, i, inputs, labels in _chunks(problem, pairs, draw):
-        flat = x[r, i]
-        params = {name: piece.view(len(flat), *shape) for name, piece, shape
+    for part, inputs, labels in _chunks(problem, pairs, draw):
+        flat = x[part]
+        params = {name: piece.reshape(len(flat), *shape) for name, piece, shape
                   in zip(problem._names, flat.split(problem._numels, dim=-1), problem._shapes)}
         grads = dense_backward(params, problem._dense, inputs, labels)
-        out[r, i] = torch.cat([grads[name].flatten(1) for name in problem._names], dim=1)
+        torch.cat([grads[name].flatten(1) for name in problem._names], dim=1, out=out[part])
 
 
 def dense_layers_or_none(model: nn.Module):

@@ -224,16 +224,26 @@ class Network:
         """Mean cross-entropy of the model with parameters ``flat`` on the batch ``(x, y)``."""
         return F.cross_entropy(torch.func.functional_call(self.model, self.unflatten(flat), (x,)), y)
 
-    @exact_cudnn()
     def stochastic_grads(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
         """Minibatch gradients of the active clients; rows of inactive clients are zero."""
         R, m, d = x.shape
         mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
         pairs = mask.nonzero()
-        # every row is written when every client is active: no need to zero them first
-        out = (torch.empty if len(pairs) == R * m else torch.zeros)((R, m, d), dtype=x.dtype, device=x.device)
+        if len(pairs) == R * m:  # every row is written: no gather, no scatter
+            return self.pair_grads(x.reshape(R * m, d), pairs, draw).view(R, m, d)
+        out = torch.zeros((R, m, d), dtype=x.dtype, device=x.device)
         if len(pairs):
-            GRADIENTS[self.strategy](self, x, pairs, draw, out)
+            out[pairs[:, 0], pairs[:, 1]] = self.pair_grads(x[pairs[:, 0], pairs[:, 1]], pairs, draw)
+        return out
+
+    @exact_cudnn()
+    def pair_grads(self, rows: torch.Tensor, pairs: torch.Tensor, draw: Draw) -> torch.Tensor:
+        """Minibatch gradients ``(P, d)`` of the ``(replica, client)`` ``pairs`` ``(P, 2)`` at their parameters
+        ``rows`` ``(P, d)``, on the step's ``draw``: what :meth:`stochastic_grads` gives those rows, computed for them
+        alone (:class:`theorylab.kernels.client_work.PairWork`)."""
+        out = torch.empty_like(rows)
+        if len(pairs):
+            GRADIENTS[self.strategy](self, rows, pairs, draw, out)
         return out
 
     def client_major_sgd(self, start: torch.Tensor, draws, lr: float, active: torch.Tensor | None):

@@ -14,8 +14,13 @@ the round's local steps as
   is :math:`S/N` of the Gaussian draws and of the arithmetic of a dense round.  A problem whose batched product over
   all clients costs less than gathering its rows (full Hessians: ``rows_in_table``) keeps the table and its dense
   arithmetic, and only the noise is drawn for the participants;
-* **dense** — otherwise: every client of every replica, as before (a looped network problem skips the idle clients
-  itself).
+* **pairs** — when the problem computes clients from the dense draw (``pair_grads``: the network testbed), someone
+  is idle and only the participants are used: the draw is the dense one (:meth:`theorylab.problem.Problem.sample`,
+  every client's minibatch, so nothing changes in the streams), the participants' parameters are gathered into a
+  ``(P, d)`` block, stepped there with their gradients alone, and scattered back into a copy of the start.  The same
+  floats as the dense layout, bit for bit (an idle client's dense row is its start plus ``-lr`` times a zero
+  gradient), without the ``(R, m, d)`` gradient table and update of every step;
+* **dense** — otherwise: every client of every replica, as before.
 
 A kernel that computes clients beyond the participants (FedStale's ``all_compute``, its first-round memory) says
 ``compute_all=True``: the participants' rows are drawn as above and the others' from the replica's ``idle`` stream.
@@ -90,6 +95,27 @@ class DenseWork:
         return rows
 
 
+class PairWork:
+    """The participating ``(replica, client)`` pairs of a problem with ``pair_grads``, on the dense draw."""
+
+    def __init__(self, problem, streams: Streams, steps: int, active: torch.Tensor):
+        self.problem, self.active = problem, active
+        self.samples = problem.sample(streams, steps)
+        self.pairs = active.nonzero()  # replica-major, clients in index order: the dense layout's order
+        self.index = (self.pairs[:, 0], self.pairs[:, 1])
+
+    def gather(self, table: torch.Tensor) -> torch.Tensor:
+        return table[self.index]
+
+    def grads(self, x: torch.Tensor, k: int) -> torch.Tensor:
+        return self.problem.pair_grads(x, self.pairs, self.samples[k])
+
+    def scatter(self, base: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        out = base.clone()  # contiguous, also when base is the broadcast start
+        out[self.index] = rows
+        return out
+
+
 def _cat(parts: list) -> Any:
     present = [p for p in parts if p is not None]
     return None if not present else present[0] if len(present) == 1 else torch.cat(present)
@@ -140,11 +166,14 @@ class RowWork:
 
 
 def client_work(problem, streams: Streams, steps: int, active: torch.Tensor | None,
-                compute_all: bool = False) -> DenseWork | RowWork:
+                compute_all: bool = False) -> DenseWork | RowWork | PairWork:
     """The round's local work: rows of the participants ``active`` when the problem can compute single clients on
-    the CPU, else dense (see the module docstring); ``compute_all`` computes the other clients too."""
+    the CPU, their pairs on the dense draw when it computes clients from it, else dense (see the module
+    docstring); ``compute_all`` computes the other clients too."""
     if computes_rows(problem, active):
         return RowWork(problem, streams, steps, active, compute_all)
+    if active is not None and not compute_all and hasattr(problem, "pair_grads") and not bool(active.all()):
+        return PairWork(problem, streams, steps, active)
     return DenseWork(problem, streams, steps, None if compute_all else active)
 
 

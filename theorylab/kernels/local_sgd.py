@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from theorylab.kernels.client_work import DenseWork, client_work
+from theorylab.kernels.client_work import DenseWork, PairWork, client_work
 from theorylab.rng import Streams
 from theorylab.validation import integer
 
@@ -33,7 +33,7 @@ def local_sgd(problem, start: torch.Tensor, steps: int, lr: float, streams: Stre
     """Run ``steps`` SGD steps from ``start`` of shape ``(R, m, d)``; returns the end points (the rows of idle
     clients are meaningless when ``active`` is given, unless ``compute_all``: :mod:`theorylab.kernels.client_work`)."""
     work = client_work(problem, streams, steps, active, compute_all)
-    if isinstance(work, DenseWork) and hasattr(problem, "client_major_sgd"):
+    if isinstance(work, (DenseWork, PairWork)) and hasattr(problem, "client_major_sgd"):
         end = problem.client_major_sgd(start, work.samples, lr, work.active)  # the same floats, client by client
         if end is not None:
             return end
