@@ -54,6 +54,7 @@ from theorylab.testbeds.client_grads import GRADIENTS, STRATEGIES, Draw, client_
     exact_cudnn
 from theorylab.testbeds.models import PAPER_INPUT, build_model
 from theorylab.testbeds.thesis_recipes import rare_group, swap_labels
+from theorylab.kernels.client_work import grads_from_pairs
 from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
@@ -226,15 +227,7 @@ class Network:
 
     def stochastic_grads(self, x: torch.Tensor, draw: Draw, active: torch.Tensor | None = None) -> torch.Tensor:
         """Minibatch gradients of the active clients; rows of inactive clients are zero."""
-        R, m, d = x.shape
-        mask = torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active
-        pairs = mask.nonzero()
-        if len(pairs) == R * m:  # every row is written: no gather, no scatter
-            return self.pair_grads(x.reshape(R * m, d), pairs, draw).view(R, m, d)
-        out = torch.zeros((R, m, d), dtype=x.dtype, device=x.device)
-        if len(pairs):
-            out[pairs[:, 0], pairs[:, 1]] = self.pair_grads(x[pairs[:, 0], pairs[:, 1]], pairs, draw)
-        return out
+        return grads_from_pairs(self, x, draw, active)
 
     @exact_cudnn()
     def pair_grads(self, rows: torch.Tensor, pairs: torch.Tensor, draw: Draw) -> torch.Tensor:

@@ -46,12 +46,12 @@ by offset and count, no padding).
 from __future__ import annotations
 
 import functools
-import math
 from typing import Sequence
 
 import numpy as np
 import torch
 
+from theorylab.kernels.client_work import grads_from_pairs
 from theorylab.memory import require
 from theorylab.registry import register
 from theorylab.rng import Streams
@@ -239,14 +239,14 @@ class SyntheticLeaf:
     def stochastic_grads(self, x: torch.Tensor, sample_k: torch.Tensor, active=None) -> torch.Tensor:
         """Minibatch gradients at each client's model ``x`` ``(R, m, d)``; only the (replica, client) pairs with
         ``active`` set are computed, the other rows are zero."""
-        if active is None:
-            active = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device)
-        pairs = active.reshape(-1).nonzero().squeeze(1)
-        rows = sample_k.reshape(-1, self.batch)[pairs]
+        return grads_from_pairs(self, x, sample_k, active)
+
+    def pair_grads(self, x: torch.Tensor, pairs: torch.Tensor, sample_k: torch.Tensor) -> torch.Tensor:
+        """Minibatch gradients ``(P, d)`` of the ``(replica, client)`` ``pairs`` at their models ``x`` ``(P, d)``
+        (:class:`theorylab.kernels.client_work.PairWork`)."""
+        rows = sample_k[pairs[:, 0], pairs[:, 1]]
         weights = torch.full(rows.shape, 1.0 / self.batch, dtype=x.dtype, device=x.device)
-        out = torch.zeros(x.shape[0] * x.shape[1], self.dim, dtype=x.dtype, device=x.device)
-        out[pairs] = _weighted_grad(x.reshape(-1, self.dim)[pairs], self._X[rows], self._Y[rows], weights, self.ridge)
-        return out.reshape(x.shape)
+        return _weighted_grad(x, self._X[rows], self._Y[rows], weights, self.ridge)
 
     def metrics(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         t = dict(dtype=x.dtype, device=x.device)

@@ -116,6 +116,19 @@ class PairWork:
         return out
 
 
+def grads_from_pairs(problem, x: torch.Tensor, sample_k: Any, active: torch.Tensor | None) -> torch.Tensor:
+    """``stochastic_grads`` of a problem with ``pair_grads``: the active clients' gradients ``(R, m, d)``, zero rows
+    for the others."""
+    R, m, d = x.shape
+    pairs = (torch.ones((R, m), dtype=torch.bool, device=x.device) if active is None else active).nonzero()
+    if len(pairs) == R * m:  # every row is written: no gather, no scatter
+        return problem.pair_grads(x.reshape(R * m, d), pairs, sample_k).view(R, m, d)
+    out = torch.zeros((R, m, d), dtype=x.dtype, device=x.device)
+    if len(pairs):
+        out[pairs[:, 0], pairs[:, 1]] = problem.pair_grads(x[pairs[:, 0], pairs[:, 1]], pairs, sample_k)
+    return out
+
+
 def _cat(parts: list) -> Any:
     present = [p for p in parts if p is not None]
     return None if not present else present[0] if len(present) == 1 else torch.cat(present)
