@@ -116,18 +116,17 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
     participations = torch.zeros((), dtype=torch.int64, device=x0.device)
 
     def record(t: int) -> None:
-        points = algorithm.points(state)
         values, bad = {}, torch.zeros(R, dtype=torch.bool, device=x0.device)
-        for point, x in points.items():
+        for point, x in algorithm.points(state).items():
             bad |= ~(torch.linalg.vecdot(x, x) <= limit)  # also true where x has a NaN or an infinity
-            for metric, v in problem.metrics(x).items():
-                values[f"{point}.{metric}"] = v
-                bad |= ~torch.isfinite(v).to(bad.device)  # a metric that overflows (x finite, F(x) not) diverged too
+            values.update({f"{point}.{metric}": v for metric, v in problem.metrics(x).items()})
+        judged = len(values)  # the model's metrics: one that overflows (x finite, F(x) not) diverged too
         for kind, model in world.items():
             if hasattr(model, "metrics"):
                 values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})
-        host = {k: v.detach().to("cpu", torch.float64).numpy().copy() for k, v in values.items()}
-        newly = bad.cpu().numpy() & (diverged_at < 0)
+        table = torch.stack([v.detach().to("cpu", torch.float64) for v in values.values()]).numpy()  # one copy
+        host = dict(zip(values, table))  # (R,) rows of this record's own array
+        newly = (bad.cpu().numpy() | ~np.isfinite(table[:judged]).all(0)) & (diverged_at < 0)
         diverged_at[newly] = t
         for v in host.values():
             v[diverged_at >= 0] = np.inf

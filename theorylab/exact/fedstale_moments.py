@@ -109,8 +109,9 @@ def fedstale_moments(problem, p, beta: float, local_steps: int, lr: float, serve
     v = np.zeros((rounds + 1, D + D * D))
     v[0, :d] = problem.x_init
     v[0, D:] = np.outer(v[0, :D], v[0, :D]).ravel()
-    for t in range(rounds):
-        v[t + 1] = T @ v[t] + c
+    with np.errstate(over="ignore", invalid="ignore"):  # an unstable step's moments grow to inf (then NaN): its answer
+        for t in range(rounds):
+            v[t + 1] = T @ v[t] + c
     mean, second = v[:, :d], v[:, D:].reshape(-1, D, D)[:, :d, :d]
     x_star = problem.x_star
     E = second - mean[:, :, None] * x_star - x_star[:, None] * mean[:, None, :] + np.outer(x_star, x_star)

@@ -65,8 +65,10 @@ class Algorithm(NamedTuple):
 
 
 def hold_empty(old: State, new: State, active: torch.Tensor) -> State:
-    """Keep ``old`` for every replica whose active set is empty this round."""
+    """Keep ``old`` for every replica whose active set is empty this round (``new`` itself when none is)."""
     empty = ~active.any(dim=1)
+    if not bool(empty.any()):
+        return new
     out = {}
     for key, value in new.items():
         shape = (-1,) + (1,) * (value.dim() - 1)
