@@ -212,7 +212,10 @@ class Quadratic:
         (diagonal Hessians: elementwise, the dense layout's arithmetic; full ones keep the table instead)."""
         if not self._diagonal:
             raise ValueError("full Hessians compute rows in the (R, m, d) table (rows_in_table)")
-        g = self._A[rows.client] * x - self._Au[rows.client]
+        if "curvature" not in rows.memo:  # the rows' Hessian diagonals and A_i u_i, gathered at the round's first step
+            rows.memo["curvature"] = (self._A[rows.client], self._Au[rows.client])
+        A, Au = rows.memo["curvature"]
+        g = A * x - Au
         return g if sample_k is None else g.add_(sample_k)
 
     def stochastic_grads(self, x: torch.Tensor, sample_k: torch.Tensor | None, active=None) -> torch.Tensor:

@@ -127,8 +127,8 @@ class Streams:
     def _fill(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype, sampler) -> torch.Tensor:
         gens = self._generators(purpose)
         out = torch.empty((self.replicas, *shape), dtype=dtype, device=self.device)
-        for r, gen in enumerate(gens):
-            sampler(out[r], gen)
+        for row, gen in zip(out.unbind(0), gens):
+            sampler(row, gen)
         return out
 
     def uniform(self, purpose: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64) -> torch.Tensor:

@@ -149,6 +149,7 @@ class RowWork:
         self.client = torch.cat([c for _, c in pairs])
         noise = [problem.sample_rows(streams, steps, mask.sum(1), purpose) for mask, purpose in groups]
         self.samples = [_cat([n[k] for n in noise]) for k in range(steps)]
+        self.memo: dict[str, Any] = {}  # what the problem gathers for these rows once a round (``grads_rows``)
 
     def gather(self, table: torch.Tensor) -> torch.Tensor:
         """The computed rows of an ``(R, m, ...)`` table (the table itself in table mode)."""
