@@ -110,3 +110,35 @@ def test_uniform_pick_equals_the_ranked_pick(replicas, n, seed):
     k = torch.randint(0, n + 2, (replicas,), generator=g)
     picked = uniform_pick(keys.numpy(), eligible.numpy(), k.numpy())
     assert np.array_equal(picked, _ranked_pick(keys, eligible, k).numpy())
+
+
+def _pair_problems():
+    from theorylab.testbeds.network import image_testbed
+
+    tiny = {"data": {"train_size": 120, "test_size": 40, "channels": 1, "size": 8, "noise": 40.0}, "clients": M,
+            "partition": "iid", "batch_size": 5, "eval_train": None, "input_shape": (1, 8, 8)}
+    yield "mlp dense", image_testbed("synthetic", model="mlp", strategy="dense", **tiny)
+    yield "mlp vmap", image_testbed("synthetic", model="mlp", strategy="vmap", chunk_size=2, **tiny)
+    yield "cnn loop", image_testbed("synthetic", model="cnn_cifar", strategy="loop", **tiny)
+    yield "leaf", build("testbed", {"name": "synthetic_leaf", "n_clients": M, "batch": 4})
+
+
+@pytest.mark.parametrize("name, problem", list(_pair_problems()), ids=lambda v: v if isinstance(v, str) else "")
+def test_pair_work_equals_the_dense_round_bit_for_bit(name, problem):
+    """A problem that computes clients from the dense draw (``pair_grads``) steps only its participants: their end
+    points equal the dense step-major round's on the same draw, bit for bit, and the idle rows keep their start (the
+    dense round's idle rows: start plus -lr times a zero gradient)."""
+    active, d = _active(), problem.dim
+    start = problem.initial_point(R, Streams(2, R)).unsqueeze(1).expand(-1, M, -1)
+    start = start + 0.01 * torch.randn((R, M, d), dtype=start.dtype, generator=torch.Generator().manual_seed(4))
+    work = client_work(problem, Streams(7, R), STEPS, active)
+    assert type(work).__name__ == "PairWork"
+    x = work.gather(start)
+    for k in range(STEPS):
+        x = work.grads(x, k).mul_(-0.1).add_(x)
+    mine = work.scatter(start, x)
+    samples, dense = problem.sample(Streams(7, R), STEPS), start
+    for k in range(STEPS):
+        dense = problem.stochastic_grads(dense, samples[k], active).mul_(-0.1).add_(dense)
+    assert torch.equal(mine, dense)
+    assert torch.equal(mine[~active], start[~active])
