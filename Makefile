@@ -7,7 +7,7 @@ OUT    ?= results
 DEMO_WORKERS ?= 2
 DATA   ?= data
 
-.PHONY: setup demo plan full decide test test-slow bench bench-quadratic bench-async bench-threads bench-cnn bench-sweep gallery clean data browser
+.PHONY: setup demo plan full decide test test-slow bench bench-quadratic bench-async bench-threads bench-streams bench-cnn bench-sweep gallery clean data browser
 
 $(STAMP): pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,7 @@ test: $(STAMP) browser  ## fast test suite (slow and GPU tests are skipped with 
 test-slow: $(STAMP) browser  ## also the long statistical tests
 	$(BIN)/python -m pytest -q --runslow
 
-bench: bench-quadratic bench-async bench-threads bench-sweep bench-cnn bench-replicas  ## every speed benchmark (ratios against baselines measured in the same run)
+bench: bench-quadratic bench-async bench-threads bench-streams bench-sweep bench-cnn bench-replicas  ## every speed benchmark (ratios against baselines measured in the same run)
 
 bench-quadratic: $(STAMP)  ## synchronous FedAvg on the quadratic: kernel vs a research-style loop, p = 1, 0.5, 0.1
 	$(BIN)/python benchmarks/fedavg_quadratic.py
@@ -49,6 +49,9 @@ bench-async: $(STAMP)  ## buffered asynchronous FedBuff: kernel vs a research-st
 
 bench-threads: $(STAMP)  ## the thread policy against 1 and 2 threads, quiet and beside a busy process
 	$(BIN)/python benchmarks/threads.py
+
+bench-streams: $(STAMP)  ## small uniform draws: drawn ahead (theorylab.rng) vs one generator call per replica and draw
+	$(BIN)/python benchmarks/streams.py
 
 bench-sweep: $(STAMP)  ## sweep cells/s: serial vs a dask LocalCluster of 2 workers, measured in one run
 	$(BIN)/python benchmarks/sweep.py $(BENCH_ARGS)

@@ -47,7 +47,8 @@ import torch
 PURPOSES = ("participation", "gradient", "data", "init", "channel", "delay", "idle", "exit",
             "history")  # new ones last
 _MASK32 = (1 << 32) - 1
-AHEAD_ENTRIES = 1 << 21  # float64 uniforms drawn ahead per purpose, all replicas together (16 MiB)
+AHEAD_DRAWS = 64  # the most draws a block covers: a run's last block wastes at most this many draws' numbers
+AHEAD_ENTRIES = 1 << 21  # and at most this many float64 uniforms per purpose, all replicas together (16 MiB)
 AHEAD_MAX_DRAW = 4096  # per replica: a larger draw's fixed cost is small beside its numbers, so it is drawn directly
 
 
@@ -142,14 +143,15 @@ class Streams:
 
     def _uniform_ahead(self, purpose: str, n: int) -> torch.Tensor:
         """The next ``n`` float64 uniforms of each replica ``(R, n)``, cut from the block drawn ahead; a new block
-        (covering twice as many draws as the last, up to :data:`AHEAD_ENTRIES`) when this one runs out."""
+        (covering twice as many draws as the last, up to :data:`AHEAD_DRAWS` and :data:`AHEAD_ENTRIES`) when this one
+        runs out."""
         ahead = self._ahead.get(purpose)
         if ahead is not None and ahead.used + n <= ahead.values.shape[1]:
             ahead.used += n
-            return ahead.values[:, ahead.used - n:ahead.used].contiguous()
+            return ahead.values[:, ahead.used - n:ahead.used].contiguous()  # callers may need it contiguous
         gens = self._created(purpose)
         head = ahead.values[:, ahead.used:] if ahead is not None else torch.empty((self.replicas, 0), dtype=torch.float64)
-        draws = min(2 * ahead.draws, 1024) if ahead is not None else 8
+        draws = min(2 * ahead.draws, AHEAD_DRAWS) if ahead is not None else 4
         take = n - head.shape[1]
         values = torch.empty((self.replicas, max(take, min(draws * n, AHEAD_ENTRIES // self.replicas))),
                              dtype=torch.float64)
