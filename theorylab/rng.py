@@ -181,7 +181,7 @@ class Streams:
         for gen, k in zip(gens, counts.tolist()):
             block = torch.empty((*lead, int(k), *trail), dtype=torch.float32, device=self.device)
             blocks.append(block.normal_(generator=gen))
-        z = torch.cat(blocks, dim=axis)
+        z = blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=axis)
         return z.mul_(scale) if scale != 1.0 else z
 
     def integers(self, purpose: str, high: int, shape: tuple[int, ...]) -> torch.Tensor:

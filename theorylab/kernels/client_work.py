@@ -145,8 +145,7 @@ class RowWork:
         self.table = bool(getattr(problem, "rows_in_table", False))
         groups = [(active, "gradient")] + ([(~active, "idle")] if compute_all else [])
         pairs = [mask.nonzero(as_tuple=True) for mask, _ in groups]  # replica-major, clients in index order
-        self.replica = torch.cat([r for r, _ in pairs])
-        self.client = torch.cat([c for _, c in pairs])
+        self.replica, self.client = (_cat([p[j] for p in pairs]) for j in (0, 1))
         noise = [problem.sample_rows(streams, steps, mask.sum(1), purpose) for mask, purpose in groups]
         self.samples = [_cat([n[k] for n in noise]) for k in range(steps)]
         self.memo: dict[str, Any] = {}  # what the problem gathers for these rows once a round (``grads_rows``)

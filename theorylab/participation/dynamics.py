@@ -61,6 +61,8 @@ class Schedule:
         return self.gamma * np.sin(2 * np.pi * t / self.period) + (1 - self.gamma)
 
     def __call__(self, t) -> np.ndarray:
+        if self.dynamics == "stationary":  # f = 1: the base itself (in [0, 1]), for every t
+            return np.broadcast_to(self.base, (*np.shape(t), len(self.base))).copy()
         p = np.multiply.outer(self.factor(t), self.base)
         if self.dynamics == "interleaved_sine":
             p = np.where(p >= self.delta0, p, 0.0)
