@@ -150,7 +150,8 @@ class Streams:
             ahead.used += n
             return ahead.values[:, ahead.used - n:ahead.used].contiguous()  # callers may need it contiguous
         gens = self._created(purpose)
-        head = ahead.values[:, ahead.used:] if ahead is not None else torch.empty((self.replicas, 0), dtype=torch.float64)
+        head = (ahead.values[:, ahead.used:] if ahead is not None
+                else torch.empty((self.replicas, 0), dtype=torch.float64))
         draws = min(2 * ahead.draws, AHEAD_DRAWS) if ahead is not None else 4
         take = n - head.shape[1]
         values = torch.empty((self.replicas, max(take, min(draws * n, AHEAD_ENTRIES // self.replicas))),

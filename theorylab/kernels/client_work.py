@@ -14,12 +14,13 @@ the round's local steps as
   is :math:`S/N` of the Gaussian draws and of the arithmetic of a dense round.  A problem whose batched product over
   all clients costs less than gathering its rows (full Hessians: ``rows_in_table``) keeps the table and its dense
   arithmetic, and only the noise is drawn for the participants;
-* **pairs** — when the problem computes clients from the dense draw (``pair_grads``: the network testbed), someone
-  is idle and only the participants are used: the draw is the dense one (:meth:`theorylab.problem.Problem.sample`,
-  every client's minibatch, so nothing changes in the streams), the participants' parameters are gathered into a
-  ``(P, d)`` block, stepped there with their gradients alone, and scattered back into a copy of the start.  The same
-  floats as the dense layout, bit for bit (an idle client's dense row is its start plus ``-lr`` times a zero
-  gradient), without the ``(R, m, d)`` gradient table and update of every step;
+* **pairs** — when the problem computes clients from the dense draw (``pair_grads``: the network and synthetic
+  LEAF testbeds), someone is idle and only the participants are used: the draw is the dense one
+  (:meth:`theorylab.problem.Problem.sample`, every client's minibatch, so nothing changes in the streams), the
+  participants' parameters are gathered into a ``(P, d)`` block, stepped there with their gradients alone, and
+  scattered back into a copy of the start.  The same floats as the dense layout, bit for bit (an idle client's dense
+  row is its start plus ``-lr`` times a zero gradient), without the ``(R, m, d)`` gradient table and update of every
+  step;
 * **dense** — otherwise: every client of every replica, as before.
 
 A kernel that computes clients beyond the participants (FedStale's ``all_compute``, its first-round memory) says
