@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from theorylab.rng import Streams
+from theorylab.rng import Streams, stream_seeds
 
 ROUNDS = 500
 
@@ -26,7 +26,7 @@ ROUNDS = 500
 def per_replica_draws(replicas: int, m: int) -> list[torch.Tensor]:
     """The baseline: at every round a new ``(R, m)`` tensor, row ``r`` filled by one call to replica ``r``'s generator
     (seeded as Streams seeds it)."""
-    gens = Streams(0, replicas)._created("participation")
+    gens = [torch.Generator().manual_seed(seed) for seed in stream_seeds(0, replicas)["participation"]]
     out = []
     for _ in range(ROUNDS):
         draw = torch.empty((replicas, m), dtype=torch.float64)

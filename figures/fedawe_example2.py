@@ -16,9 +16,10 @@ clients both run) trains on a Dirichlet(0.1) partition; the figure plots its fin
 column equals its Table 2 SVHN sine row), read from the store when present.
 
 **Table 8.**  On the same :math:`\gamma = 0.3` runs: the first round at which the seed-mean test accuracy, sampled every
-20 rounds (:data:`SAMPLE_EVERY`), reaches each target (:func:`theorylab.figures.learning_curves.rounds_to_target`; "–" when never).  The paper's targets
-are 1/4, 1/2, 3/4 and 1 of Table 2's best test accuracy rounded down to a multiple of 10 points (SVHN 80 -> 20/40/60/80,
-CIFAR-10 60 -> 15/30/45/60, CINIC-10 40 -> 10/20/30/40; :func:`targets`).  Here "best" is the best final test accuracy
+20 rounds (:data:`SAMPLE_EVERY`), reaches each target (:func:`theorylab.figures.learning_curves.rounds_to_target`;
+"–" when never).  The paper's targets are 1/4, 1/2, 3/4 and 1 of Table 2's best test accuracy rounded down to a
+multiple of 10 points (SVHN 80 -> 20/40/60/80, CIFAR-10 60 -> 15/30/45/60, CINIC-10 40 -> 10/20/30/40;
+:func:`targets`).  Here "best" is the best final test accuracy
 among the algorithms run (Table 2 takes it over eight algorithms and four dynamics).
 
 Stand-ins, as in :mod:`theorylab.figures.fedawe_cnn_curves`: scikit-learn digits with an MLP (quick), Fashion-MNIST

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorylab.clocks.events import uniform_pick
-from theorylab.kernels.client_work import RowWork, client_work, dense_noise
+from theorylab.kernels.client_work import PairWork, RowWork, client_work, dense_noise
 from theorylab.kernels.local_sgd import local_sgd
 from theorylab.registry import build
 from theorylab.rng import Streams
@@ -132,7 +132,7 @@ def test_pair_work_equals_the_dense_round_bit_for_bit(name, problem):
     start = problem.initial_point(R, Streams(2, R)).unsqueeze(1).expand(-1, M, -1)
     start = start + 0.01 * torch.randn((R, M, d), dtype=start.dtype, generator=torch.Generator().manual_seed(4))
     work = client_work(problem, Streams(7, R), STEPS, active)
-    assert type(work).__name__ == "PairWork"
+    assert isinstance(work, PairWork)
     x = work.gather(start)
     for k in range(STEPS):
         x = work.grads(x, k).mul_(-0.1).add_(x)

@@ -34,6 +34,10 @@ def test_select_never_picks_a_diverged_point_and_breaks_ties_by_order():
     loss = select({"a": [trace([3.0, 2.0])], "b": [trace([3.0, np.nan])], "c": [trace([1.0, 1.5])]},
                   final_mean("acc", 1), larger=False, rule="min")
     assert loss.best == "c" and loss.scores["b"] == math.inf
+    # a score that is itself inf (a mean over a diverged run's metric) is worst in either direction too
+    mean_last = lambda runs: float(np.mean([t.metrics["acc"][:, -1] for t in runs]))  # noqa: E731
+    assert select(grid, mean_last, larger=True, rule="max").best == 0.1
+    assert select({"x": [trace([np.inf])], "y": [trace([5.0])]}, mean_last, larger=False, rule="min").best == "y"
     with pytest.raises(ValueError, match="every grid point diverged"):
         select({"a": [trace([np.inf])]}, final_mean("acc", 1), larger=True, rule="max")
     with pytest.raises(ValueError, match="empty"):

@@ -48,11 +48,12 @@ def final_mean(metric: str, window: int) -> Callable[[list], float]:
 
 def select(grid: Mapping[Point, list], score: Callable[[list], float], larger: bool, rule: str) -> Selection:
     """The grid point (key of ``grid``: its runs) with the largest (``larger``) or smallest ``score``; a point
-    scored ``nan`` (a diverged run) is worst.  Ties go to the first point in ``grid``'s order."""
+    with a non-finite score (``nan``, or the ``inf`` a diverged run's metric reads) is worst, whichever the
+    direction.  Ties go to the first point in ``grid``'s order."""
     if not grid:
         raise ValueError("the grid is empty")
     worst = -math.inf if larger else math.inf
-    scores = {point: (worst if math.isnan(s := score(runs)) else s) for point, runs in grid.items()}
+    scores = {point: (s if math.isfinite(s := score(runs)) else worst) for point, runs in grid.items()}
     if all(s == worst for s in scores.values()):
         raise ValueError(f"every grid point diverged or scored {worst}; nothing to select ({rule})")
     best = (max if larger else min)(scores, key=scores.__getitem__)

@@ -65,9 +65,10 @@ class Algorithm(NamedTuple):
 
 
 def hold_empty(old: State, new: State, active: torch.Tensor) -> State:
-    """Keep ``old`` for every replica whose active set is empty this round (``new`` itself when none is)."""
+    """Keep ``old`` for every replica whose active set is empty this round (on a CPU, ``new`` itself when none is;
+    on a GPU that test would wait for the device every round)."""
     empty = ~active.any(dim=1)
-    if not bool(empty.any()):
+    if empty.device.type == "cpu" and not bool(empty.any()):
         return new
     out = {}
     for key, value in new.items():

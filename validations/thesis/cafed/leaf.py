@@ -16,7 +16,6 @@ that involves CA-Fed is therefore decided under both modes of :data:`theorylab.f
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -203,13 +202,10 @@ def tuned_pair(ctx, mode: str, rounds: int, K: int, kappa: float, other: str) ->
                                                          for label, spec in specs.items()}, _run(c))
 
     tune = dataclasses.replace(ctx, seed=ctx.seed + 1)
-    grid = {lr: curves(tune, lr) for lr in LR_GRID}
-
-    def final(acc: np.ndarray) -> float:  # a diverged run's accuracy reads inf: never chosen (theorylab.tuning)
-        return float(acc[:, -1].mean()) if np.isfinite(acc[:, -1]).all() else math.nan
-
-    chosen = {label: select({lr: runs[label] for lr, runs in grid.items()}, final, larger=True,
-                            rule="best mean final accuracy on the tuning seed").best for label in ("CA-Fed", other)}
+    grid = {lr: curves(tune, lr) for lr in LR_GRID}  # a diverged run's accuracy reads inf: never chosen (select)
+    chosen = {label: select({lr: runs[label] for lr, runs in grid.items()}, lambda acc: float(acc[:, -1].mean()),
+                            larger=True, rule="best mean final accuracy on the tuning seed").best
+              for label in ("CA-Fed", other)}
     return {label: curves(ctx, lr)[label] for label, lr in chosen.items()}, chosen
 
 
