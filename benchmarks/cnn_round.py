@@ -69,7 +69,7 @@ from theorylab.testbeds.network import image_testbed
 from theorylab.config import RunConfig
 from theorylab.kernels.algorithm import Round
 from theorylab.rng import Streams
-from theorylab.runner import build_run
+from theorylab.runner import autograd_off, build_run
 
 LR = 0.05
 # glibc keeps freed memory instead of trimming its heap (threshold 1 GiB); allocations below 32 MiB (glibc's own
@@ -100,8 +100,9 @@ def kernel_rounds(args, strategy: str):
     t = 0
     while True:
         started = time.perf_counter()
-        _, active = process.draw(None, t, streams)
-        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
+        with autograd_off(problem):  # as the runner runs it (autograd stays on for the conv model's strategies)
+            _, active = process.draw(None, t, streams)
+            state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
         synchronize(args.device)
         t += 1
         yield time.perf_counter() - started

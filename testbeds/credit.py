@@ -70,6 +70,8 @@ def _softplus(u):
 class CreditScoring:
     """The credit problem; implements :class:`theorylab.problem.Problem` and holds the exact objective."""
 
+    autograd = False  # closed-form gradients: runs go under inference mode (theorylab.runner.autograd_off)
+
     def __init__(self, x: np.ndarray, y: np.ndarray, n_clients: int = 10, eps=None, lam: float | None = None,
                  batch: int = 4, strategic: Sequence[int] = STRATEGIC, theta0=None,
                  released_code_local_eps_zero: bool = False, label: str = "", device="cpu", dtype=torch.float64):

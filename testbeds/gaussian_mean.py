@@ -71,6 +71,8 @@ class GaussianMean:
         loss: ``"squared"`` or ``"linear"``.
     """
 
+    autograd = False  # closed-form gradients: runs go under inference mode (theorylab.runner.autograd_off)
+
     dim = 1
 
     def __init__(self, means, sensitivities, weights=None, sigma: float = 1e-3, theta0: float | None = None,

@@ -37,6 +37,8 @@ def chain_matrix(size: int) -> np.ndarray:
 class NesterovChain:
     """The two-client zero-chain problem (module docstring); implements :class:`theorylab.problem.Problem`."""
 
+    autograd = False  # closed-form gradients: runs go under inference mode (theorylab.runner.autograd_off)
+
     n_clients = 2
 
     def __init__(self, horizon: int, L: float = 1.0):

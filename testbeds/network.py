@@ -132,6 +132,7 @@ class Network:
             raise ValueError("strategy='vmap' is refused for conv models in float32 on a CPU: torch's batched conv "
                              "backward returned wrong gradients there (see testbeds/network.py); use 'loop' or 'auto'")
         self.strategy, self.chunk_size = strategy, int(chunk_size)
+        self.autograd = strategy != "dense"  # dense: closed-form backward, runs under inference mode
         self.batch_size, self.augment = int(batch_size), augment
 
         self._train_set, self._test_set = train, test

@@ -79,6 +79,8 @@ class Quadratic:
         x0: starting model (default the origin).
     """
 
+    autograd = False  # closed-form gradients: runs go under inference mode (theorylab.runner.autograd_off)
+
     def __init__(self, hessians, centers, weights=None, offsets=None, sigma: float = 0.0,
                  noise: str = "gaussian", x0=None, device="cpu", dtype=torch.float64):
         A = _as_float_array("hessians", hessians, 3)

@@ -137,6 +137,8 @@ def newton(X, Y, w, ridge: float, tol: float = GRAD_TOL, max_iter: int = 100):
 class SyntheticLeaf:
     """The Synthetic LEAF problem; implements :class:`theorylab.problem.Problem` and holds its ground truth."""
 
+    autograd = False  # closed-form gradients: runs go under inference mode (theorylab.runner.autograd_off)
+
     def __init__(self, n_clients: int = 100, gamma: float = 0.5, delta: float = 0.5, seed: int = 0,
                  ridge: float = 1e-2, batch: int = 32, device="cpu", dtype=torch.float64):
         integer("n_clients", n_clients, 1), integer("batch", batch, 1), integer("seed", seed, 0)

@@ -58,3 +58,46 @@ def test_bad_run_config(field, value):
 def test_a_negative_seed_is_refused_as_the_command_line_refuses_it():
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, inf\]; got -1"):
         BASE.replace(seed=-1)
+
+
+def test_inference_mode_only_for_problems_that_say_they_need_no_autograd():
+    import torch
+
+    from theorylab.registry import build
+    from theorylab.runner import autograd_off
+    from theorylab.testbeds.network import image_testbed
+
+    def tiny(strategy):
+        data = {"train_size": 20, "test_size": 10, "channels": 1, "size": 4}
+        return image_testbed("synthetic", model="mlp", input_shape=(1, 4, 4), data=data, clients=2, partition="iid",
+                             batch_size=2, eval_train=None, strategy=strategy, dtype=torch.float64)
+
+    def mode(problem):
+        with autograd_off(problem):
+            return torch.is_inference_mode_enabled()
+
+    assert mode(build("testbed", BASE.problem))  # closed-form gradients
+    assert mode(tiny(strategy="dense"))
+    assert not mode(tiny(strategy="loop")) and not mode(tiny(strategy="vmap"))  # autograd.grad / torch.func.grad
+    assert not mode(object())  # a plugin's testbed that does not say keeps autograd
+
+
+ASYNC = RunConfig(problem={"name": "random_quadratic", "n_clients": 8, "dim": 3, "sigma": 0.5, "seed": 1},
+                  participation={"name": "bernoulli", "p": [0.8] * 8},
+                  algorithm={"name": "fedbuff", "lr": 0.05, "local_steps": 2, "server": {"name": "sgd", "lr": 0.5}},
+                  clock={"name": "buffered", "n_clients": 8, "concurrency": 4, "buffer": 2, "refill": "R1"},
+                  rounds=20, replicas=3, every=5, seed=1)
+
+
+@pytest.mark.parametrize("config", [BASE, ASYNC], ids=["sync", "async"])
+def test_inference_mode_gives_the_same_trace_bit_for_bit(config, monkeypatch):
+    import contextlib
+
+    import theorylab.runner as runner
+
+    fast = run(config)
+    monkeypatch.setattr(runner, "autograd_off", lambda problem: contextlib.nullcontext())
+    plain = run(config)
+    assert fast.metrics.keys() == plain.metrics.keys()
+    assert all(np.array_equal(fast.metrics[k], plain.metrics[k]) for k in fast.metrics)
+    assert np.array_equal(fast.final["server"], plain.final["server"])

@@ -13,6 +13,10 @@ for a dataset) and handed back to ``stochastic_grads`` one local step at a time.
 A problem that can compute single clients also implements
 :class:`theorylab.kernels.client_work.RowProblem` (``sample_rows``, ``grads_rows``): a round then draws and
 computes the local steps of its participants only.
+
+A problem whose members never record an autograd graph says so with ``autograd = False``; the runner then runs it
+under ``torch.inference_mode`` (:func:`theorylab.runner.autograd_off`: the same floats, less fixed cost per torch
+call).  A problem that does not say is run with autograd on.
 """
 
 from __future__ import annotations
