@@ -112,3 +112,25 @@ def test_vectorised_schedule_equals_the_scalar_one_bit_for_bit(spec):
     t = np.arange(100_000)
     scalar = make_schedule(spec)
     assert np.array_equal(schedule_values(spec, t), np.array([scalar(int(k)) for k in t]))
+
+
+def test_cached_blocks_give_the_same_floats_whatever_ran_before():
+    """The local pass is cached in blocks of rounds shared across schemes and horizons; a run's floats must not
+    depend on what filled the cache (a longer horizon, another scheme) or on the cache at all."""
+    import theorylab.exact.pfedavg_moments as engine
+
+    problem = gaussian_mean(MEANS, EPS, P, sigma=0.8, theta0=-3.0)
+    rounds = engine.BLOCK + 7  # one whole block and part of the next
+
+    def fields(moments):
+        return moments.mean, moments.second, moments.consensus
+
+    engine._CACHE.clear()
+    cold = fields(propagate(problem, 3, LR, "I", 2, rounds))
+    engine._CACHE.clear()
+    propagate(problem, 3, LR, "full", None, 3 * engine.BLOCK)  # fills the cache with another scheme, longer
+    warm = fields(propagate(problem, 3, LR, "I", 2, rounds))
+    assert all(np.array_equal(a, b) for a, b in zip(cold, warm))
+    assert len(engine._CACHE) == 3  # the second run computed nothing new
+    shorter = fields(propagate(problem, 3, LR, "I", 2, 10))
+    assert all(np.array_equal(a[:31], b) for a, b in zip(cold, shorter))  # T = 30 local iterations, 31 points

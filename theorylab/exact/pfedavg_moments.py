@@ -31,6 +31,8 @@ independent check in ``tests/test_pfedavg_moments.py``.  Outputs at every local 
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +43,10 @@ from theorylab.kernels.pfedavg import pfedavg_params
 from theorylab.kernels.schedules import schedule_values
 from theorylab.performative.schemes import gradient_scales, weight_moments
 from theorylab.registry import build
+
+BLOCK = 2048  # rounds per cached block of the local pass
+CACHE_BYTES = 128 * 2 ** 20  # the blocks kept per process, least recently used dropped first
+_CACHE: OrderedDict = OrderedDict()
 
 
 @dataclass
@@ -73,24 +79,7 @@ def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "f
     abar, omega = weight_moments(scheme, p, k)
     q = gradient_scales(scheme, p)
     slope, drift, noise = q * (1.0 - problem.eps), q * problem.m, (q * problem.sigma) ** 2
-    eta = step_sizes(lr, rounds * E).reshape(rounds, E)
-
-    # One pass over the local steps, every round at once; alpha, beta, v updated in place.  Inside a round only
-    # p-weighted sums of them are needed, which do not involve the round's (c, s): kept per step, combined below.
-    alpha, beta, v = np.ones((rounds, len(p))), np.zeros((rounds, len(p))), np.zeros((rounds, len(p)))
-    lost = np.zeros((rounds, len(p)))  # 1 - alpha, kept apart: at small steps alpha - 1 cancels (see _spread)
-    inside = []  # step j = 1..E-1: _spread's sums
-    for j in range(E):
-        if j:
-            inside.append(_spread(lost, beta, v, p))
-        a = 1.0 - eta[:, j, None] * slope
-        alpha *= a
-        lost *= a
-        lost += eta[:, j, None] * slope
-        beta *= a
-        beta += eta[:, j, None] * drift
-        v *= a * a
-        v += eta[:, j, None] ** 2 * noise
+    alpha, beta, v, inside = _local_pass(slope, drift, noise, p, lr, E, rounds)
     A, B = alpha @ abar, beta @ abar
     alpha_omega = alpha @ omega
     P, Q = (alpha_omega * alpha).sum(1), 2.0 * (alpha_omega * beta).sum(1)
@@ -109,6 +98,54 @@ def propagate(problem: GaussianMeanModel, local_steps: int, lr, scheme: str = "f
         mean[j::E], second[j::E] = pa * c0 + pb, pa * pa * s0 + 2 * pa * pb * c0 + pb * pb + pv2
         consensus[j::E] = a2 * s0 + 2 * ab * c0 + b2 + vq
     return PFedAvgMoments(E, np.arange(T + 1), mean, second, consensus)
+
+
+def _local_pass(slope, drift, noise, p, lr, E: int, rounds: int):
+    """Every round's ``alpha``, ``beta``, ``v`` after its ``E`` local steps ``(rounds, N)``, and :func:`_spread`'s sums
+    after each of its steps ``1..E-1`` (one tuple of ``(rounds,)`` arrays per step).  They depend on the clients'
+    constants and the step sizes only, not on the aggregation scheme, so they come in blocks of :data:`BLOCK` rounds
+    cached per process (:data:`CACHE_BYTES`): runs that differ only in the scheme, its ``k`` or the horizon share
+    them (the performative claims compare schemes on common steps; 2.8M rounds asked in the quick suite, 0.9M
+    distinct).  A block is always computed whole, so its floats do not depend on which runs came first."""
+    key = (slope.tobytes(), drift.tobytes(), noise.tobytes(), p.tobytes(), json.dumps(lr, sort_keys=True), E)
+    parts = [_block(key, slope, drift, noise, p, lr, E, b) for b in range(-(-rounds // BLOCK))]
+    alpha, beta, v = (np.concatenate([part[i] for part in parts])[:rounds] for i in range(3))
+    inside = [tuple(np.concatenate([part[3][j][i] for part in parts])[:rounds] for i in range(7)) for j in range(E - 1)]
+    return alpha, beta, v, inside
+
+
+def _block(key: tuple, slope, drift, noise, p, lr, E: int, b: int):
+    """Block ``b`` (rounds ``b * BLOCK`` to ``(b + 1) * BLOCK - 1``) of :func:`_local_pass`, from the cache or computed:
+    one pass over the local steps, every round of the block at once, ``alpha``, ``beta``, ``v`` updated in place."""
+    hit = _CACHE.get((key, b))
+    if hit is not None:
+        _CACHE.move_to_end((key, b))
+        return hit
+    eta = schedule_values(lr, np.arange(b * BLOCK * E, (b + 1) * BLOCK * E)).reshape(BLOCK, E)
+    shape = (BLOCK, len(p))
+    alpha, beta, v = np.ones(shape), np.zeros(shape), np.zeros(shape)
+    lost = np.zeros(shape)  # 1 - alpha, kept apart: at small steps alpha - 1 cancels (see _spread)
+    inside = []  # step j = 1..E-1: _spread's sums (they do not involve the round's broadcast moments)
+    for j in range(E):
+        if j:
+            inside.append(_spread(lost, beta, v, p))
+        a = 1.0 - eta[:, j, None] * slope
+        alpha *= a
+        lost *= a
+        lost += eta[:, j, None] * slope
+        beta *= a
+        beta += eta[:, j, None] * drift
+        v *= a * a
+        v += eta[:, j, None] ** 2 * noise
+    value = _CACHE[(key, b)] = (alpha, beta, v, inside)
+    while sum(_nbytes(entry) for entry in _CACHE.values()) > CACHE_BYTES and len(_CACHE) > 1:
+        _CACHE.popitem(last=False)
+    return value
+
+
+def _nbytes(entry) -> int:
+    alpha, beta, v, inside = entry
+    return alpha.nbytes + beta.nbytes + v.nbytes + sum(a.nbytes for sums in inside for a in sums)
 
 
 def _spread(lost: np.ndarray, beta: np.ndarray, v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, ...]:
