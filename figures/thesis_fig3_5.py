@@ -28,6 +28,7 @@ from theorylab.participation.estimators import fedau_limit
 from theorylab.plotting import pyplot, save
 from theorylab.registry import build, register
 from theorylab.rng import Streams
+from theorylab.runner import autograd_off
 
 RATIOS = (1.5, 3.0, 5.5, 10.5, 25.5, 50.5)
 CUTOFF = 50  # FedAU paper's cutoff; the thesis does not state its own
@@ -53,9 +54,10 @@ def final_gaps(beta: float, lr: float, ratio: float, replicas: int, seed: int, e
     streams = Streams(seed, replicas)
     state = algorithm.init(problem, problem.initial_point(replicas, streams))
     pstate = process.init(replicas, streams)
-    for t in range(horizon(p_min)):
-        pstate, active = process.draw(pstate, t, streams)
-        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
+    with autograd_off(problem):  # as the runner runs it
+        for t in range(horizon(p_min)):
+            pstate, active = process.draw(pstate, t, streams)
+            state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
     return problem.metrics(state["x"])["gap"].numpy().astype(np.float64)
 
 

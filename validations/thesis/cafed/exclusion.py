@@ -25,7 +25,7 @@ from theorylab.kernels.aggregation import unbiased_weights
 from theorylab.participation.markov import TwoStateMarkov
 from theorylab.registry import build
 from theorylab.rng import Streams
-from theorylab.runner import build_run
+from theorylab.runner import autograd_off, build_run
 
 CLASSES = ("more available, correlated", "more available, weakly correlated", "less available, correlated",
            "less available, weakly correlated")
@@ -61,10 +61,11 @@ def drive(config: RunConfig, draw=None) -> dict[str, np.ndarray]:
     draw = draw or process.draw
     pstate = process.init(config.replicas, streams)
     excluded = torch.zeros_like(state["cafed.q"])
-    for t in range(config.rounds):
-        pstate, active = draw(pstate, t, streams)
-        state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
-        excluded += state["cafed.q"] == 0
+    with autograd_off(problem):  # as the runner runs it
+        for t in range(config.rounds):
+            pstate, active = draw(pstate, t, streams)
+            state = algorithm.step(state, Round(t, active, process.probabilities(t), streams), problem)
+            excluded += state["cafed.q"] == 0
     out = {"excluded": excluded / config.rounds, "q_mean": state["cafed.q_sum"] / config.rounds}
     out = {k: v.cpu().numpy() for k, v in out.items()}
     out["kept"] = problem.n_clients - out["excluded"].sum(1)
