@@ -31,7 +31,7 @@ def test_quote_is_in_the_source_text(claim_id):
     assert quote_found(c.quote, papers()[c.paper], of), f"{claim_id}: quote not found in the {of} text: {c.quote!r}"
 
 
-@pytest.mark.slow(reason="the quick suite itself (about 165 s serial on 2 cores): `make demo` runs it with --check-expected, "
+@pytest.mark.slow(reason="the quick suite itself (about 150-165 s serial on 2 cores): `make demo` runs it with --check-expected, "
                          "which fails on the same verdicts and missing figures")
 @pytest.mark.parametrize("claim_id", sorted(CLAIMS))
 def test_quick_verdict(claim_id, tmp_path):
