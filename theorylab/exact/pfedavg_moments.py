@@ -107,7 +107,8 @@ def _local_pass(slope, drift, noise, p, lr, E: int, rounds: int):
     cached per process (:data:`CACHE_BYTES`): runs that differ only in the scheme, its ``k`` or the horizon share
     them (the performative claims compare schemes on common steps; 2.8M rounds asked in the quick suite, 0.9M
     distinct).  A block is always computed whole, so its floats do not depend on which runs came first."""
-    key = (slope.tobytes(), drift.tobytes(), noise.tobytes(), p.tobytes(), json.dumps(lr, sort_keys=True), E)
+    schedule = json.dumps(lr, sort_keys=True, default=float)  # numpy scalars too
+    key = (slope.tobytes(), drift.tobytes(), noise.tobytes(), p.tobytes(), schedule, E)
     parts = [_block(key, slope, drift, noise, p, lr, E, b) for b in range(-(-rounds // BLOCK))]
     alpha, beta, v = (np.concatenate([part[i] for part in parts])[:rounds] for i in range(3))
     inside = [tuple(np.concatenate([part[3][j][i] for part in parts])[:rounds] for i in range(7)) for j in range(E - 1)]
