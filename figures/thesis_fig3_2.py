@@ -68,7 +68,7 @@ def tuned_losses(shift: float, p_min: float, betas=BETAS) -> dict[float, tuple[f
     out = {}
     for beta in betas:
         losses = {lr: float(fedstale_moments(problem, p, beta, LOCAL_STEPS, lr, 1.0, rounds)[1][-1]) for lr in LRS}
-        lr = select(losses, lambda loss: loss, larger=False,
+        lr = select(losses, float, larger=False,
                     rule="least exact final loss (an overflowing step is never chosen)").best
         out[beta] = (losses[lr], lr)
     return out

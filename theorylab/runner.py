@@ -111,62 +111,62 @@ def _simulate(config: RunConfig, progress_bar: bool | None, on_record=None) -> T
     problem, process, algorithm = build_run(config)
     world = build_world(config, problem.n_clients)
     check_run(config, problem, algorithm, world)  # refuse an oversized run before it allocates
-    with autograd_off(problem):  # bit for bit the same floats, fewer dispatcher steps per torch call
-        R = config.replicas
-        streams = Streams(config.seed, R, config.device)
-        x0 = problem.initial_point(R, streams)
-        state = algorithm.init(problem, x0)
-        pstate = process.init(R, streams)
-        wstate = {kind: model.init(R, streams) for kind, model in world.items()}
-        limit = DIVERGENCE_FACTOR * (1.0 + (x0 * x0).sum(-1))
+    R = config.replicas
+    streams = Streams(config.seed, R, config.device)
+    x0 = problem.initial_point(R, streams)
+    state = algorithm.init(problem, x0)
+    pstate = process.init(R, streams)
+    wstate = {kind: model.init(R, streams) for kind, model in world.items()}
+    limit = DIVERGENCE_FACTOR * (1.0 + (x0 * x0).sum(-1))
 
-        eval_rounds = sorted({0, config.rounds, *range(config.every, config.rounds, config.every)})
-        records: list[dict[str, np.ndarray]] = []
-        diverged_at = np.full(R, -1)
-        participations = torch.zeros((), dtype=torch.int64, device=x0.device)
+    eval_rounds = sorted({0, config.rounds, *range(config.every, config.rounds, config.every)})
+    records: list[dict[str, np.ndarray]] = []
+    diverged_at = np.full(R, -1)
+    participations = torch.zeros((), dtype=torch.int64, device=x0.device)
 
-        def record(t: int) -> None:
-            values, bad = {}, torch.zeros(R, dtype=torch.bool, device=x0.device)
-            for point, x in algorithm.points(state).items():
-                bad |= ~(torch.linalg.vecdot(x, x) <= limit)  # also true where x has a NaN or an infinity
-                values.update({f"{point}.{metric}": v for metric, v in problem.metrics(x).items()})
-            judged = len(values)  # the model's metrics: one that overflows (x finite, F(x) not) diverged too
-            for kind, model in world.items():
-                if hasattr(model, "metrics"):
-                    values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})
-            table = torch.stack([v.detach().to("cpu", torch.float64) for v in values.values()]).numpy()  # one copy
-            host = dict(zip(values, table))  # (R,) rows of this record's own array
-            newly = (bad.cpu().numpy() | ~np.isfinite(table[:judged]).all(0)) & (diverged_at < 0)
-            diverged_at[newly] = t
-            for v in host.values():
-                v[diverged_at >= 0] = np.inf
-            records.append(host)
-            if on_record is not None:
-                on_record(t, host, int(participations))
+    def record(t: int) -> None:
+        values, bad = {}, torch.zeros(R, dtype=torch.bool, device=x0.device)
+        for point, x in algorithm.points(state).items():
+            bad |= ~(torch.linalg.vecdot(x, x) <= limit)  # also true where x has a NaN or an infinity
+            values.update({f"{point}.{metric}": v for metric, v in problem.metrics(x).items()})
+        judged = len(values)  # the model's metrics: one that overflows (x finite, F(x) not) diverged too
+        for kind, model in world.items():
+            if hasattr(model, "metrics"):
+                values.update({f"{kind}.{metric}": v for metric, v in model.metrics(wstate[kind]).items()})
+        table = torch.stack([v.detach().to("cpu", torch.float64) for v in values.values()]).numpy()  # one copy
+        host = dict(zip(values, table))  # (R,) rows of this record's own array
+        newly = (bad.cpu().numpy() | ~np.isfinite(table[:judged]).all(0)) & (diverged_at < 0)
+        diverged_at[newly] = t
+        for v in host.values():
+            v[diverged_at >= 0] = np.inf
+        records.append(host)
+        if on_record is not None:
+            on_record(t, host, int(participations))
 
-        record(0)
-        with threads_for(R * problem.n_clients * problem.dim):  # threads from the work and the free cores (issue 23)
-            for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
-                pstate, active = process.draw(pstate, t, streams)
-                rnd = Round(t, active, process.probabilities(t), streams)
-                if "channel" in world:
-                    wstate["channel"], links = world["channel"].draw(wstate["channel"], t, streams)
-                    rnd = rnd._replace(links=links)
-                if "clock" in world:
-                    wstate["clock"], arrivals = world["clock"].draw(wstate["clock"], t, streams, active)
-                    rnd = rnd._replace(active=arrivals.arrived, arrivals=arrivals)
-                participations += rnd.active.sum()
-                state = algorithm.step(state, rnd, problem)
-                if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
-                    record(t + 1)
-                    if (diverged_at >= 0).all():
-                        break
-        while len(records) < len(eval_rounds):  # stopped early: everything diverged
-            records.append({k: np.full(R, np.inf) for k in records[0]})
+    record(0)
+    # threads from the work and the free cores (issue 23); inference mode: the same floats, less cost per torch call
+    with threads_for(R * problem.n_clients * problem.dim), autograd_off(problem):
+        for t in progress(range(config.rounds), progress_bar, desc="rounds", total=config.rounds):
+            pstate, active = process.draw(pstate, t, streams)
+            rnd = Round(t, active, process.probabilities(t), streams)
+            if "channel" in world:
+                wstate["channel"], links = world["channel"].draw(wstate["channel"], t, streams)
+                rnd = rnd._replace(links=links)
+            if "clock" in world:
+                wstate["clock"], arrivals = world["clock"].draw(wstate["clock"], t, streams, active)
+                rnd = rnd._replace(active=arrivals.arrived, arrivals=arrivals)
+            participations += rnd.active.sum()
+            state = algorithm.step(state, rnd, problem)
+            if t + 1 == eval_rounds[len(records)]:  # the next round due for evaluation
+                record(t + 1)
+                if (diverged_at >= 0).all():
+                    break
+    while len(records) < len(eval_rounds):  # stopped early: everything diverged
+        records.append({k: np.full(R, np.inf) for k in records[0]})
 
-        metrics = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}
-        final = {}
-        if R * problem.dim <= MAX_FINAL_ENTRIES:
-            final = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in algorithm.points(state).items()}
-        return Trace(config.as_dict(), np.asarray(eval_rounds), metrics, diverged_at, final,
-                     time.perf_counter() - started)
+    metrics = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}
+    final = {}
+    if R * problem.dim <= MAX_FINAL_ENTRIES:
+        final = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in algorithm.points(state).items()}
+    return Trace(config.as_dict(), np.asarray(eval_rounds), metrics, diverged_at, final,
+                 time.perf_counter() - started)
